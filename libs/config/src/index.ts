@@ -1,0 +1,2 @@
+export { configSchema, type WeirConfig } from './schema';
+export { ConfigError, loadConfig } from './load-config';

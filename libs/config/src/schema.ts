@@ -1,0 +1,48 @@
+import { hostname } from 'node:os';
+import { z } from 'zod';
+
+const bool = z
+  .enum(['true', 'false', '1', '0'])
+  .transform((v) => v === 'true' || v === '1');
+const port = z.coerce.number().int().min(1).max(65535);
+
+/**
+ * Every setting Weir reads from the environment, with its default. `.env.example` documents the same list;
+ * a test keeps the two in step.
+ */
+export const configSchema = z.object({
+  WEIR_HOME: z.string().default('.weir'),
+  WEIR_LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
+
+  WEIR_PG_URL: z.url().default('postgres://weir_app:weir_app@127.0.0.1:5432/weir'),
+  WEIR_PG_OWNER_URL: z.url().default('postgres://weir_owner:weir_owner@127.0.0.1:5432/weir'),
+  WEIR_PG_ADMIN_URL: z.url().default('postgres://postgres@127.0.0.1:5432/postgres'),
+
+  WEIR_REDIS_URL: z.url().default('redis://127.0.0.1:6379'),
+  WEIR_QUEUE_PREFIX: z.string().regex(/^[a-z0-9_-]+$/).default('weir'),
+
+  WEIR_KAFKA_BROKERS: z
+    .string()
+    .default('127.0.0.1:9092')
+    .transform((s) => s.split(',').map((b) => b.trim()).filter(Boolean))
+    .pipe(z.array(z.string().regex(/^[^:]+:\d+$/, 'expected host:port')).min(1)),
+  WEIR_KAFKA_CLIENT_ID: z.string().default('weir'),
+
+  WEIR_S3_ENDPOINT: z.url().optional().default('http://127.0.0.1:4568'),
+  WEIR_S3_REGION: z.string().default('us-east-1'),
+  WEIR_S3_BUCKET: z.string().regex(/^[a-z0-9.-]{3,63}$/).default('weir'),
+  WEIR_S3_ACCESS_KEY_ID: z.string().default('S3RVER'),
+  WEIR_S3_SECRET_ACCESS_KEY: z.string().default('S3RVER'),
+  WEIR_S3_FORCE_PATH_STYLE: bool.default(true),
+
+  WEIR_HTTP_HOST: z.string().default('127.0.0.1'),
+  WEIR_HTTP_PORT: port.default(8080),
+  WEIR_CONTROL_PLANE_URL: z.url().default('http://127.0.0.1:8080'),
+
+  WEIR_WORKER_ID: z.string().regex(/^[A-Za-z0-9._-]+$/).default(`${hostname()}-${process.pid}`),
+  WEIR_WORKER_SLOTS: z.coerce.number().int().min(1).max(256).default(4),
+  WEIR_WORKER_HEARTBEAT_MS: z.coerce.number().int().min(100).default(2000),
+  WEIR_WORKER_METRICS_PORT: port.optional(),
+});
+
+export type WeirConfig = z.infer<typeof configSchema>;

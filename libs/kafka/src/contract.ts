@@ -1,0 +1,117 @@
+/**
+ * Weir's own face on Kafka. The engine, the worker and the control plane use only these types; the kafkajs
+ * implementation sits behind them so a faster client can replace it without touching the engine.
+ *
+ * The engine owns source offsets: readers never commit to a consumer group and never auto-commit. A reader is
+ * told exactly which partitions to read and from which offset (checkpoints will restore those offsets).
+ */
+
+export interface KafkaHeaders {
+  readonly [name: string]: Buffer | undefined;
+}
+
+/** A record as read. Offsets are strings because they are int64. */
+export interface ConsumedRecord {
+  readonly topic: string;
+  readonly partition: number;
+  readonly offset: string;
+  readonly key: Buffer | null;
+  readonly value: Buffer | null;
+  /** Broker or producer timestamp, epoch ms. */
+  readonly timestamp: number;
+  readonly headers: KafkaHeaders;
+}
+
+/** A record to write. `partition` pins it (the internal key-group topic does); otherwise the key decides. */
+export interface ProducedRecord {
+  readonly topic: string;
+  readonly partition?: number;
+  readonly key?: Buffer | string | null;
+  readonly value: Buffer | string | null;
+  readonly timestamp?: number;
+  readonly headers?: KafkaHeaders;
+}
+
+export type StartOffset = string | 'earliest' | 'latest';
+
+export interface PartitionAssignment {
+  readonly topic: string;
+  readonly partition: number;
+  /** The next offset to read. */
+  readonly offset: StartOffset;
+}
+
+export interface ReaderOptions {
+  /** Unique per reading subtask; used only as a client/group id, never for committed offsets. */
+  readonly readerId: string;
+  readonly assignments: readonly PartitionAssignment[];
+  /** Fetched records held in memory before the reader pauses fetching (backpressure). */
+  readonly maxBufferedRecords?: number;
+  /** read_committed (default) hides aborted transactional writes. */
+  readonly isolation?: 'read_committed' | 'read_uncommitted';
+}
+
+/** Pull-based reading: the engine asks for a batch when it has room, so backpressure is natural. */
+export interface KafkaReader {
+  start(): Promise<void>;
+  /** Up to `maxRecords` buffered records, waiting at most `maxWaitMs` for the first one. Never awaits per record. */
+  poll(maxRecords: number, maxWaitMs: number): Promise<ConsumedRecord[]>;
+  /** Moves partitions to new offsets (restore) or adds/removes partitions (key-group moves). */
+  reassign(assignments: readonly PartitionAssignment[]): Promise<void>;
+  /** Per partition: the next offset the engine will see (what a checkpoint stores). */
+  positions(): ReadonlyMap<string, string>;
+  /** Per partition: records between the reader's position and the log end (consumer lag). */
+  lag(): ReadonlyMap<string, number>;
+  close(): Promise<void>;
+}
+
+export interface WriterOptions {
+  readonly writerId: string;
+  /** Set for exactly-once: the writer then supports transactions. Stable across restarts of the same subtask. */
+  readonly transactionalId?: string;
+}
+
+export interface KafkaTransaction {
+  send(records: readonly ProducedRecord[]): Promise<void>;
+  commit(): Promise<void>;
+  abort(): Promise<void>;
+}
+
+export interface KafkaWriter {
+  start(): Promise<void>;
+  /** Sends a batch (idempotent producer, acks=all). Resolves when the broker acknowledged every record. */
+  send(records: readonly ProducedRecord[]): Promise<void>;
+  /** Only for writers created with a transactionalId. */
+  transaction(): Promise<KafkaTransaction>;
+  close(): Promise<void>;
+}
+
+export interface TopicSpec {
+  readonly topic: string;
+  readonly partitions: number;
+  readonly config?: Readonly<Record<string, string>>;
+}
+
+export interface KafkaAdmin {
+  /** Creates missing topics; checks that existing ones have at least the asked partitions. */
+  ensureTopics(specs: readonly TopicSpec[]): Promise<void>;
+  deleteTopics(topics: readonly string[]): Promise<void>;
+  partitionCount(topic: string): Promise<number>;
+  /** Earliest and latest offsets of every partition of a topic. */
+  offsets(topic: string): Promise<{ partition: number; earliest: string; latest: string }[]>;
+  /** Cheap liveness probe for health checks: resolves when a broker answers metadata. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** The one factory the rest of Weir holds. */
+export interface KafkaConnector {
+  reader(options: ReaderOptions): KafkaReader;
+  writer(options: WriterOptions): KafkaWriter;
+  admin(): KafkaAdmin;
+}
+
+export interface KafkaConnectorConfig {
+  readonly brokers: readonly string[];
+  readonly clientId: string;
+}
