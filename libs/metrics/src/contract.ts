@@ -1,0 +1,71 @@
+/**
+ * Metrics the engine records per subtask and the control plane merges per deployment. The engine owns this shape;
+ * libs/metrics implements it. Snapshots are plain JSON so they travel over BullMQ/Redis and merge anywhere.
+ *
+ * Cost rule: recording is synchronous, allocation-free on the hot path, and O(1) per record or per batch.
+ */
+
+/** Identity travels with every snapshot. */
+export interface SubtaskIdentity {
+  readonly tenantId: string;
+  readonly jobId: string;
+  readonly operatorId: string;
+  readonly subtask: number;
+}
+
+export interface HeavyKey {
+  /** The key as a printable string (utf-8, or hex when not printable). */
+  readonly key: string;
+  readonly keyGroup: number;
+  /** Estimated count in the snapshot's interval (space-saving upper bound) and its error bound. */
+  readonly count: number;
+  readonly error: number;
+}
+
+export interface SubtaskMetricsSnapshot extends SubtaskIdentity {
+  /** Wall-clock interval the rates and counts cover. */
+  readonly fromMs: number;
+  readonly toMs: number;
+  readonly recordsIn: number;
+  readonly recordsOut: number;
+  readonly recordsInPerSec: number;
+  readonly recordsOutPerSec: number;
+  /** Milliseconds per second spent processing, blocked on downstream, and waiting for input; they sum to ~1000. */
+  readonly busyMsPerSec: number;
+  readonly backpressuredMsPerSec: number;
+  readonly idleMsPerSec: number;
+  /** Event-time latency (event timestamp → handed to the sink), an HDR histogram encoded as base64. */
+  readonly eventTimeLatency: string;
+  /** Processing-time latency (ingestion → handed to the sink), encoded likewise. */
+  readonly processingLatency: string;
+  /** Records per key group in the interval; only key groups this subtask saw. */
+  readonly keyGroupCounts: Readonly<Record<number, number>>;
+  readonly heavyKeys: readonly HeavyKey[];
+  /** Wall clock minus the current watermark, ms; null before the first watermark. */
+  readonly watermarkLagMs: number | null;
+  readonly deadLettered: number;
+}
+
+export interface LatencySummary {
+  readonly count: number;
+  readonly p50: number;
+  readonly p95: number;
+  readonly p99: number;
+  readonly p999: number;
+  readonly max: number;
+}
+
+/** What a whole job (all subtasks of all operators) looks like, merged from snapshots. */
+export interface JobMetricsSummary {
+  readonly tenantId: string;
+  readonly jobId: string;
+  readonly recordsInPerSec: number;
+  readonly recordsOutPerSec: number;
+  readonly busyMsPerSec: { readonly max: number; readonly mean: number };
+  readonly backpressuredMsPerSec: { readonly max: number; readonly mean: number };
+  readonly eventTimeLatency: LatencySummary;
+  readonly processingLatency: LatencySummary;
+  readonly watermarkLagMs: number | null;
+  readonly heavyKeys: readonly HeavyKey[];
+  readonly deadLettered: number;
+}
