@@ -1,12 +1,15 @@
 import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import swc from 'unplugin-swc';
 import { defineConfig } from 'vitest/config';
+
+const root = fileURLToPath(new URL('.', import.meta.url));
 
 // SWC (not esbuild) compiles the tests so that Nest's decorator metadata is emitted.
 const alias = Object.fromEntries(
   ['config', 'engine', 'state', 'kafka', 'metrics', 'db', 'blob', 'protocol'].map((lib) => [
     `@weir/${lib}`,
-    resolve(__dirname, `libs/${lib}/src`),
+    resolve(root, `libs/${lib}/src`),
   ]),
 );
 
