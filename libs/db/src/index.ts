@@ -1,0 +1,4 @@
+export { createPool, type PoolOptions } from './pool';
+export { withTenant } from './with-tenant';
+export { DatabaseError, DatabaseUnavailableError, InvalidTenantIdError, toDatabaseError } from './errors';
+export type { Pool, PoolClient } from 'pg';

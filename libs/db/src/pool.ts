@@ -1,0 +1,30 @@
+import { Pool, type PoolConfig } from 'pg';
+
+export interface PoolOptions {
+  /** A postgres:// URL; the control plane passes WEIR_PG_URL (the non-owner application role). */
+  readonly connectionString: string;
+  /** Shown in pg_stat_activity, which makes a busy database easier to read. */
+  readonly applicationName?: string;
+  readonly max?: number;
+  readonly connectionTimeoutMs?: number;
+  readonly idleTimeoutMs?: number;
+  /** Server-side cap per statement, so one runaway query cannot hold a connection forever. */
+  readonly statementTimeoutMs?: number;
+  /** Called for errors on idle clients (a restarted server); without a listener pg would crash the process. */
+  readonly onIdleError?: (err: Error) => void;
+}
+
+/** A pg Pool for one role. Connections are opened on first use, so creating the pool never blocks. */
+export function createPool(options: PoolOptions): Pool {
+  const config: PoolConfig = {
+    connectionString: options.connectionString,
+    application_name: options.applicationName ?? 'weir',
+    max: options.max ?? 10,
+    connectionTimeoutMillis: options.connectionTimeoutMs ?? 5_000,
+    idleTimeoutMillis: options.idleTimeoutMs ?? 30_000,
+    statement_timeout: options.statementTimeoutMs ?? 30_000,
+  };
+  const pool = new Pool(config);
+  pool.on('error', (err) => options.onIdleError?.(err));
+  return pool;
+}

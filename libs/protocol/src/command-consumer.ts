@@ -1,0 +1,94 @@
+import { UnrecoverableError, Worker, type Job } from 'bullmq';
+import { consumerConnection, withTimeout, type ProtocolConfig } from './connection';
+import { CommandRejectedError, ProtocolValidationError } from './errors';
+import { defaultLogger, errorFields, type ProtocolLogger } from './logger';
+import { workerCommandSchema, type RunSubtasks, type StopSubtasks } from './messages/commands';
+import { workerCommandsQueue } from './names';
+import { parseMessage } from './validate';
+
+export interface CommandContext {
+  /** 1 on the first delivery; higher when BullMQ retries after a failure or a crash. */
+  readonly attempt: number;
+}
+
+/**
+ * One handler per command type. Delivery is at least once (a worker that crashes mid-command gets it again), so
+ * handlers must be idempotent by `idempotencyKey`. Throw CommandRejectedError for a command that can never
+ * succeed; any other error is retried with backoff.
+ */
+export interface CommandHandlers {
+  'run-subtasks'(command: RunSubtasks, context: CommandContext): Promise<void>;
+  'stop-subtasks'(command: StopSubtasks, context: CommandContext): Promise<void>;
+}
+
+export interface CommandConsumerOptions {
+  /** Commands handled at once. 1 (default) keeps a worker's commands in the order they were sent. */
+  readonly concurrency?: number;
+  readonly logger?: ProtocolLogger;
+}
+
+export interface CommandConsumer {
+  /** Resolves once connected to Redis and consuming. */
+  start(): Promise<void>;
+  /** Waits for running handlers to finish, then disconnects. */
+  close(): Promise<void>;
+}
+
+/** Worker side: consumes this worker's command queue. */
+export function createCommandConsumer(
+  config: ProtocolConfig,
+  workerId: string,
+  handlers: CommandHandlers,
+  options: CommandConsumerOptions = {},
+): CommandConsumer {
+  const logger = options.logger ?? defaultLogger();
+  const queueName = workerCommandsQueue(workerId);
+
+  const handleJob = async (job: Job): Promise<void> => {
+    let command;
+    try {
+      command = parseMessage(workerCommandSchema, job.data, `command ${job.name}`);
+    } catch (err) {
+      logger.error({ workerId, jobId: job.id, ...errorFields(err) }, 'rejected an invalid command');
+      throw new UnrecoverableError((err as Error).message);
+    }
+    const context: CommandContext = { attempt: job.attemptsMade + 1 };
+    const fields = { workerId, type: command.type, idempotencyKey: command.idempotencyKey, attempt: context.attempt };
+    try {
+      if (command.type === 'run-subtasks') await handlers['run-subtasks'](command, context);
+      else await handlers['stop-subtasks'](command, context);
+      logger.info(fields, 'command applied');
+    } catch (err) {
+      if (err instanceof CommandRejectedError || err instanceof ProtocolValidationError) {
+        logger.error({ ...fields, ...errorFields(err) }, 'command rejected');
+        throw new UnrecoverableError(err.message);
+      }
+      logger.warn({ ...fields, ...errorFields(err) }, 'command failed; BullMQ will retry it');
+      throw err;
+    }
+  };
+
+  const worker = new Worker(queueName, handleJob, {
+    connection: consumerConnection(config),
+    prefix: config.WEIR_QUEUE_PREFIX,
+    concurrency: options.concurrency ?? 1,
+    autorun: false,
+  });
+  worker.on('error', (err) => logger.warn({ workerId, ...errorFields(err) }, 'command consumer connection error'));
+
+  let started = false;
+  return {
+    async start() {
+      if (started) return;
+      started = true;
+      void worker.run().catch((err) => logger.error({ workerId, ...errorFields(err) }, 'command consumer stopped'));
+      await worker.waitUntilReady();
+    },
+    async close() {
+      await withTimeout(worker.close(), 30_000, 'closing the command consumer').catch(async (err) => {
+        logger.warn({ workerId, ...errorFields(err) }, 'command consumer did not close in time; forcing');
+        await worker.close(true);
+      });
+    },
+  };
+}

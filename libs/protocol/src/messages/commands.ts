@@ -1,0 +1,62 @@
+import { z } from 'zod';
+import { epochMs, protocolVersion, resourceId, subtaskIndex, subtaskRefSchema } from './common';
+
+/** Key groups [start, end] inclusive; 0 ≤ start ≤ end < maxParallelism (checked below). */
+const keyGroupRange = z.tuple([z.number().int().min(0), z.number().int().min(0)]).refine(([a, b]) => a <= b, {
+  message: 'key group range must have start ≤ end',
+});
+
+const commandBase = {
+  v: protocolVersion,
+  /**
+   * The same key means the same command: the control plane may send it twice (a retry, a second instance) and
+   * the worker must apply it once. It is also the BullMQ job id, so a duplicate still queued is dropped at once.
+   */
+  idempotencyKey: z.string().regex(/^[A-Za-z0-9._-]{1,200}$/, 'expected 1-200 of [A-Za-z0-9._-]'),
+  issuedAt: epochMs,
+  tenantId: resourceId,
+  jobId: resourceId,
+};
+
+export const subtaskAssignmentSchema = z.strictObject({
+  operatorId: resourceId,
+  subtask: subtaskIndex,
+  keyGroups: z.array(keyGroupRange).max(32768),
+});
+export type SubtaskAssignment = z.infer<typeof subtaskAssignmentSchema>;
+
+export const runSubtasksSchema = z
+  .strictObject({
+    ...commandBase,
+    type: z.literal('run-subtasks'),
+    /** The job bundle in the blob store, and its sha256 so the worker runs exactly what was uploaded. */
+    bundle: z.strictObject({ key: z.string().min(1).max(1024), sha256: z.string().regex(/^[0-9a-f]{64}$/) }),
+    maxParallelism: z.number().int().min(1).max(32768),
+    subtasks: z.array(subtaskAssignmentSchema).min(1).max(4096),
+    /** Restore state from this checkpoint or savepoint before processing; absent for a fresh start. */
+    restoreFrom: z.strictObject({ snapshotId: z.string().min(1).max(200), location: z.string().min(1).max(1024) }).optional(),
+  })
+  .superRefine((command, ctx) => {
+    command.subtasks.forEach((s, i) =>
+      s.keyGroups.forEach(([, end], j) => {
+        if (end >= command.maxParallelism)
+          ctx.addIssue({ code: 'custom', path: ['subtasks', i, 'keyGroups', j], message: 'key group ≥ maxParallelism' });
+      }),
+    );
+  });
+
+export const stopSubtasksSchema = z.strictObject({
+  ...commandBase,
+  type: z.literal('stop-subtasks'),
+  subtasks: z.array(subtaskRefSchema.pick({ operatorId: true, subtask: true })).min(1).max(4096),
+  /** Take this savepoint before stopping (savepoint upgrades and suspends); absent: stop without one. */
+  savepoint: z.strictObject({ snapshotId: z.string().min(1).max(200), location: z.string().min(1).max(1024) }).optional(),
+  reason: z.string().max(500),
+});
+
+/** Control plane → one worker, on that worker's command queue. */
+export const workerCommandSchema = z.discriminatedUnion('type', [runSubtasksSchema, stopSubtasksSchema]);
+export type WorkerCommand = z.infer<typeof workerCommandSchema>;
+export type RunSubtasks = z.infer<typeof runSubtasksSchema>;
+export type StopSubtasks = z.infer<typeof stopSubtasksSchema>;
+export type WorkerCommandType = WorkerCommand['type'];

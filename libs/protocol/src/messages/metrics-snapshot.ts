@@ -1,0 +1,33 @@
+import { z } from 'zod';
+import { epochMs, resourceId, subtaskIndex } from './common';
+
+const nonNegative = z.number().nonnegative();
+
+/**
+ * The wire form of libs/metrics' SubtaskMetricsSnapshot (see libs/metrics/src/contract.ts): workers attach their
+ * latest snapshots to heartbeats. Key-group counts arrive with string keys, as JSON has no numeric keys.
+ */
+export const metricsSnapshotSchema = z.object({
+  tenantId: resourceId,
+  jobId: resourceId,
+  operatorId: resourceId,
+  subtask: subtaskIndex,
+  fromMs: epochMs,
+  toMs: epochMs,
+  recordsIn: nonNegative,
+  recordsOut: nonNegative,
+  recordsInPerSec: nonNegative,
+  recordsOutPerSec: nonNegative,
+  busyMsPerSec: nonNegative,
+  backpressuredMsPerSec: nonNegative,
+  idleMsPerSec: nonNegative,
+  eventTimeLatency: z.base64(),
+  processingLatency: z.base64(),
+  keyGroupCounts: z.record(z.string().regex(/^\d+$/), nonNegative),
+  heavyKeys: z.array(
+    z.object({ key: z.string(), keyGroup: z.number().int().nonnegative(), count: nonNegative, error: nonNegative }),
+  ),
+  watermarkLagMs: z.number().nullable(),
+  deadLettered: nonNegative,
+});
+export type MetricsSnapshotMessage = z.infer<typeof metricsSnapshotSchema>;
