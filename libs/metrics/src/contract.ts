@@ -46,6 +46,7 @@ export interface SubtaskMetricsSnapshot extends SubtaskIdentity {
   readonly deadLettered: number;
 }
 
+/** Latency percentiles and max in milliseconds (µs resolution, 3 significant digits), and the sample count. */
 export interface LatencySummary {
   readonly count: number;
   readonly p50: number;
