@@ -56,11 +56,18 @@ export interface KafkaReader {
   start(): Promise<void>;
   /** Up to `maxRecords` buffered records, waiting at most `maxWaitMs` for the first one. Never awaits per record. */
   poll(maxRecords: number, maxWaitMs: number): Promise<ConsumedRecord[]>;
-  /** Moves partitions to new offsets (restore) or adds/removes partitions (key-group moves). */
+  /**
+   * Replaces the whole assignment: moves partitions to new offsets (restore) or adds/removes partitions (key-group
+   * moves). Every listed partition restarts at its given offset and records buffered but not yet polled are dropped,
+   * so pass `positions().get(key)` to keep a partition where it is. Call it between polls, not during one.
+   */
   reassign(assignments: readonly PartitionAssignment[]): Promise<void>;
-  /** Per partition: the next offset the engine will see (what a checkpoint stores). */
+  /**
+   * Per partition (key "topic:partition"): the next offset the engine will see (what a checkpoint stores). It moves
+   * past transaction markers and aborted records once everything before them has been polled.
+   */
   positions(): ReadonlyMap<string, string>;
-  /** Per partition: records between the reader's position and the log end (consumer lag). */
+  /** Per partition: offsets between the reader's position and the high watermark last fetched (consumer lag). */
   lag(): ReadonlyMap<string, number>;
   close(): Promise<void>;
 }
@@ -69,6 +76,8 @@ export interface WriterOptions {
   readonly writerId: string;
   /** Set for exactly-once: the writer then supports transactions. Stable across restarts of the same subtask. */
   readonly transactionalId?: string;
+  /** Batch compression. 'none' (default) is fastest on loopback and fast LANs; 'gzip' trades CPU for bytes. */
+  readonly compression?: 'none' | 'gzip';
 }
 
 export interface KafkaTransaction {
@@ -99,8 +108,8 @@ export interface KafkaAdmin {
   partitionCount(topic: string): Promise<number>;
   /** Earliest and latest offsets of every partition of a topic. */
   offsets(topic: string): Promise<{ partition: number; earliest: string; latest: string }[]>;
-  /** Cheap liveness probe for health checks: resolves when a broker answers metadata. */
-  ping(): Promise<void>;
+  /** Cheap liveness probe for health checks: resolves when a broker answers metadata within `timeoutMs`. */
+  ping(timeoutMs?: number): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -111,7 +120,16 @@ export interface KafkaConnector {
   admin(): KafkaAdmin;
 }
 
+export type KafkaLogLevel = 'error' | 'warn' | 'info' | 'debug';
+
+/** Where the client's own log lines go. */
+export type KafkaLogSink = (level: KafkaLogLevel, message: string, fields: Readonly<Record<string, unknown>>) => void;
+
 export interface KafkaConnectorConfig {
   readonly brokers: readonly string[];
   readonly clientId: string;
+  /** The client's log threshold; 'warn' by default (the client is chatty at info). */
+  readonly logLevel?: KafkaLogLevel;
+  /** Defaults to one JSON line per entry on stderr. */
+  readonly log?: KafkaLogSink;
 }

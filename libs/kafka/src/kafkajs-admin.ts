@@ -1,0 +1,183 @@
+import type { Admin, Kafka } from 'kafkajs';
+import type { KafkaAdmin, TopicSpec } from './contract';
+import { KafkaUnavailableError, KafkaUsageError, TopicConfigError, TopicNotFoundError, wrapKafkaError } from './errors';
+import { pingTimeoutMs } from './tuning';
+
+export interface PartitionOffsets {
+  partition: number;
+  earliest: string;
+  latest: string;
+}
+
+function isUnknownTopic(error: unknown): boolean {
+  let current = error as { type?: string; cause?: unknown } | undefined;
+  for (let depth = 0; current && depth < 10; depth++) {
+    if (current.type === 'UNKNOWN_TOPIC_OR_PARTITION') return true;
+    current = current.cause as typeof current;
+  }
+  return false;
+}
+
+function validateSpecs(specs: readonly TopicSpec[]): void {
+  const seen = new Set<string>();
+  for (const spec of specs) {
+    if (!Number.isInteger(spec.partitions) || spec.partitions < 1) {
+      throw new TopicConfigError(`Topic "${spec.topic}" needs a whole number of partitions ≥ 1, not ${spec.partitions}`);
+    }
+    if (seen.has(spec.topic)) throw new TopicConfigError(`Topic "${spec.topic}" is listed twice in ensureTopics()`);
+    seen.add(spec.topic);
+  }
+}
+
+/**
+ * Topic management on kafkajs's admin client. It connects lazily, so constructing one costs nothing.
+ * kafkajs remembers every topic it was asked about and fails all later metadata refreshes once one of them is
+ * deleted elsewhere; when that happens the client is replaced and the call retried once.
+ */
+export class KafkajsAdmin implements KafkaAdmin {
+  private client: Admin;
+  private connecting: Promise<void> | null = null;
+  private probe: Admin | null = null;
+  private closed = false;
+
+  constructor(
+    private readonly kafka: Kafka,
+    private readonly brokers: readonly string[],
+    private readonly createProbe: () => Admin,
+  ) {
+    this.client = kafka.admin();
+  }
+
+  async ensureTopics(specs: readonly TopicSpec[]): Promise<void> {
+    validateSpecs(specs);
+    if (specs.length === 0) return;
+    const names = specs.map((s) => s.topic).join(', ');
+    await this.run(`ensuring topics ${names}`, async (admin) => {
+      const existing = new Set(await admin.listTopics());
+      const missing = specs.filter((s) => !existing.has(s.topic));
+      if (missing.length > 0) {
+        // A concurrent creator may win the race: kafkajs then reports "already exists", and the check below decides.
+        await admin.createTopics({
+          waitForLeaders: true,
+          topics: missing.map((s) => ({
+            topic: s.topic,
+            numPartitions: s.partitions,
+            configEntries: Object.entries(s.config ?? {}).map(([name, value]) => ({ name, value })),
+          })),
+        });
+      }
+      const { topics } = await admin.fetchTopicMetadata({ topics: specs.map((s) => s.topic) });
+      const counts = new Map(topics.map((t) => [t.name, t.partitions.length]));
+      for (const spec of specs) {
+        const actual = counts.get(spec.topic) ?? 0;
+        if (actual < spec.partitions) {
+          throw new TopicConfigError(
+            `Kafka topic "${spec.topic}" has ${actual} partitions but ${spec.partitions} are needed; ` +
+              `add partitions (kafka-topics.sh --alter --partitions ${spec.partitions}) or use another topic`,
+          );
+        }
+      }
+    });
+  }
+
+  async deleteTopics(topics: readonly string[]): Promise<void> {
+    if (topics.length === 0) return;
+    await this.run(`deleting topics ${topics.join(', ')}`, async (admin) => {
+      // kafkajs retries for seconds on unknown topics; deleting one that is gone is simply done.
+      const existing = new Set(await admin.listTopics());
+      const present = topics.filter((t) => existing.has(t));
+      if (present.length > 0) await admin.deleteTopics({ topics: present });
+    });
+  }
+
+  async partitionCount(topic: string): Promise<number> {
+    return this.run(`reading partitions of ${topic}`, async (admin) => {
+      await this.assertExists(admin, topic);
+      const { topics } = await admin.fetchTopicMetadata({ topics: [topic] });
+      return topics[0]?.partitions.length ?? 0;
+    });
+  }
+
+  async offsets(topic: string): Promise<PartitionOffsets[]> {
+    return this.run(`reading offsets of ${topic}`, async (admin) => {
+      await this.assertExists(admin, topic);
+      const offsets = await admin.fetchTopicOffsets(topic);
+      return offsets
+        .map(({ partition, low, high }) => ({ partition, earliest: low, latest: high }))
+        .sort((a, b) => a.partition - b.partition);
+    });
+  }
+
+  async ping(timeoutMs: number = pingTimeoutMs): Promise<void> {
+    if (this.closed) throw new KafkaUsageError('Kafka admin is closed');
+    // A separate client without retries: a health check must answer within its timeout, not after backoffs.
+    const probe = (this.probe ??= this.createProbe());
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+    });
+    try {
+      await Promise.race([
+        (async () => {
+          await probe.connect();
+          await probe.describeCluster();
+        })(),
+        timeout,
+      ]);
+    } catch (error) {
+      // Drop the probe so the next ping starts from a clean connection.
+      this.probe = null;
+      probe.disconnect().catch(() => undefined);
+      const where = this.brokers.join(',');
+      throw new KafkaUnavailableError(
+        `Kafka did not answer a metadata request at ${where} (${(error as Error).message})`,
+        error,
+      );
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await Promise.allSettled([this.client.disconnect(), this.probe?.disconnect()]);
+    this.probe = null;
+  }
+
+  private async assertExists(admin: Admin, topic: string): Promise<void> {
+    const topics = await admin.listTopics();
+    if (!topics.includes(topic)) throw new TopicNotFoundError(topic);
+  }
+
+  private async connected(): Promise<Admin> {
+    if (this.closed) throw new KafkaUsageError('Kafka admin is closed');
+    this.connecting ??= this.client.connect().catch((error: unknown) => {
+      this.connecting = null;
+      throw error;
+    });
+    await this.connecting;
+    return this.client;
+  }
+
+  private async run<T>(action: string, work: (admin: Admin) => Promise<T>): Promise<T> {
+    try {
+      return await work(await this.connected());
+    } catch (error) {
+      if (!isUnknownTopic(error) || error instanceof TopicNotFoundError) throw wrapKafkaError(error, action, this.brokers);
+    }
+    await this.recycle();
+    try {
+      return await work(await this.connected());
+    } catch (error) {
+      throw wrapKafkaError(error, action, this.brokers);
+    }
+  }
+
+  private async recycle(): Promise<void> {
+    const stale = this.client;
+    this.client = this.kafka.admin();
+    this.connecting = null;
+    await stale.disconnect().catch(() => undefined);
+  }
+}

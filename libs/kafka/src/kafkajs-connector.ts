@@ -1,0 +1,52 @@
+import { Kafka } from 'kafkajs';
+import type { KafkaAdmin, KafkaConnector, KafkaConnectorConfig, KafkaReader, KafkaWriter } from './contract';
+import { KafkaUsageError } from './errors';
+import { KafkajsAdmin } from './kafkajs-admin';
+import { KafkajsReader } from './kafkajs-reader';
+import { KafkajsWriter } from './kafkajs-writer';
+import { kafkajsLevel, kafkajsLogCreator, stderrSink } from './log-adapter';
+
+const ID = /^[A-Za-z0-9._-]+$/;
+
+function assertId(kind: string, id: string): void {
+  if (!ID.test(id)) throw new KafkaUsageError(`${kind} "${id}" may hold only letters, digits, '.', '_' and '-'`);
+}
+
+/**
+ * The kafkajs-backed connector. Readers, writers and admins made here are independent clients (each with its own
+ * connections), created unconnected: start() or the first admin call connects.
+ */
+export function createKafkaConnector(config: KafkaConnectorConfig): KafkaConnector {
+  if (config.brokers.length === 0) throw new KafkaUsageError('Kafka connector needs at least one broker (host:port)');
+  const brokers = [...config.brokers];
+  const kafka = new Kafka({
+    clientId: config.clientId,
+    brokers,
+    // kafkajs's 1 s default is tight on a loaded machine; a dead broker still fails fast with ECONNREFUSED.
+    connectionTimeout: 3_000,
+    logLevel: kafkajsLevel(config.logLevel),
+    logCreator: kafkajsLogCreator(config.log ?? stderrSink, config.clientId),
+  });
+  const probeClient = new Kafka({
+    clientId: `${config.clientId}-probe`,
+    brokers,
+    connectionTimeout: 1_000,
+    requestTimeout: 2_000,
+    retry: { retries: 0 },
+    logLevel: kafkajsLevel('error'),
+    logCreator: kafkajsLogCreator(config.log ?? stderrSink, config.clientId),
+  });
+  const admin = (): KafkajsAdmin => new KafkajsAdmin(kafka, brokers, () => probeClient.admin());
+
+  return {
+    reader(options): KafkaReader {
+      assertId('readerId', options.readerId);
+      return new KafkajsReader(kafka, options, admin(), brokers);
+    },
+    writer(options): KafkaWriter {
+      assertId('writerId', options.writerId);
+      return new KafkajsWriter(kafka, options, brokers);
+    },
+    admin: (): KafkaAdmin => admin(),
+  };
+}

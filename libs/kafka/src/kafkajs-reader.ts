@@ -1,0 +1,230 @@
+import { randomUUID } from 'node:crypto';
+import type { Batch, Consumer, Kafka } from 'kafkajs';
+import type { ConsumedRecord, KafkaReader, PartitionAssignment, ReaderOptions } from './contract';
+import { type KafkaError, KafkaUsageError, wrapKafkaError } from './errors';
+import { explicitAssigner } from './explicit-assigner';
+import type { KafkajsAdmin } from './kafkajs-admin';
+import { partitionKey, RecordBuffer } from './record-buffer';
+import { type ResolvedAssignments, resolveAssignments } from './resolve-assignments';
+import { Signal } from './signal';
+import { toRecords } from './to-records';
+import { fetchTuning, groupTuning, readerDefaults } from './tuning';
+
+interface AssignedPartition {
+  readonly topic: string;
+  readonly partition: number;
+  readonly key: string;
+}
+
+/**
+ * A pull reader over a kafkajs consumer. kafkajs pushes fetched batches into a bounded buffer (eachBatch, never per
+ * record); poll() drains it. A full buffer pauses fetching; draining below half resumes it.
+ *
+ * Offsets: the reader never commits. Each kafkajs consumer joins a group of its own (so nothing is shared or
+ * balanced), gets exactly the wanted partitions from the explicit assigner, and is seeked to the reader's own fetch
+ * positions whenever it (re)joins. Reassignment replaces the consumer; every kafkajs callback carries the
+ * generation it belongs to, and anything from an older generation is ignored.
+ */
+export class KafkajsReader implements KafkaReader {
+  private readonly buffer = new RecordBuffer();
+  private readonly arrivals = new Signal();
+  /** The next offset kafkajs should deliver per partition; anything below it is a stale fetch. */
+  private readonly fetchPositions = new Map<string, bigint>();
+  private readonly highWatermarks = new Map<string, bigint>();
+  private readonly maxBuffered: number;
+  private readonly resumeAt: number;
+  private readonly groupPrefix: string;
+  private assigned: AssignedPartition[] = [];
+  private topics: string[] = [];
+  private consumer: Consumer | null = null;
+  private generation = 0;
+  private paused = false;
+  private state: 'new' | 'starting' | 'started' | 'closed' = 'new';
+  private failure: KafkaError | null = null;
+
+  constructor(
+    private readonly kafka: Kafka,
+    private readonly options: ReaderOptions,
+    private readonly admin: KafkajsAdmin,
+    private readonly brokers: readonly string[],
+  ) {
+    this.maxBuffered = options.maxBufferedRecords ?? readerDefaults.maxBufferedRecords;
+    if (!Number.isInteger(this.maxBuffered) || this.maxBuffered < 1) {
+      throw new KafkaUsageError(`maxBufferedRecords must be a whole number ≥ 1, not ${this.maxBuffered}`);
+    }
+    this.resumeAt = Math.floor(this.maxBuffered * readerDefaults.resumeFraction);
+    // Unique per reader instance: a crashed predecessor's group can never delay this one's join.
+    this.groupPrefix = `weir-reader.${options.readerId}.${randomUUID().slice(0, 8)}`;
+  }
+
+  async start(): Promise<void> {
+    if (this.state !== 'new') throw new KafkaUsageError(`Reader ${this.options.readerId} was already started`);
+    this.state = 'starting';
+    try {
+      await this.replaceConsumer(await this.resolve(this.options.assignments));
+      this.state = 'started';
+    } catch (error) {
+      this.state = 'new';
+      throw error;
+    }
+  }
+
+  async poll(maxRecords: number, maxWaitMs: number): Promise<ConsumedRecord[]> {
+    this.assertStarted('poll');
+    if (this.buffer.size === 0 && !this.failure && maxWaitMs > 0) await this.arrivals.wait(maxWaitMs);
+    if (this.buffer.size === 0 && this.failure) throw this.failure;
+    const records = this.buffer.take(maxRecords);
+    if (this.paused && this.buffer.size <= this.resumeAt) this.setPaused(false);
+    return records;
+  }
+
+  async reassign(assignments: readonly PartitionAssignment[]): Promise<void> {
+    this.assertStarted('reassign');
+    // Resolve first: a bad assignment leaves the reader reading as before.
+    await this.replaceConsumer(await this.resolve(assignments));
+  }
+
+  positions(): ReadonlyMap<string, string> {
+    return this.buffer.positions();
+  }
+
+  lag(): ReadonlyMap<string, number> {
+    const lag = new Map<string, number>();
+    for (const [key, position] of this.buffer.positions()) {
+      const behind = (this.highWatermarks.get(key) ?? 0n) - BigInt(position);
+      lag.set(key, behind > 0n ? Number(behind) : 0);
+    }
+    return lag;
+  }
+
+  async close(): Promise<void> {
+    if (this.state === 'closed') return;
+    this.state = 'closed';
+    this.generation++;
+    const consumer = this.consumer;
+    this.consumer = null;
+    this.arrivals.notify();
+    await Promise.allSettled([consumer?.disconnect(), this.admin.close()]);
+  }
+
+  private assertStarted(what: string): void {
+    if (this.state !== 'started') {
+      throw new KafkaUsageError(`Reader ${this.options.readerId} cannot ${what}: it is ${this.state}, not started`);
+    }
+  }
+
+  private resolve(assignments: readonly PartitionAssignment[]): Promise<ResolvedAssignments> {
+    return resolveAssignments(assignments, (topic) => this.admin.offsets(topic));
+  }
+
+  private async replaceConsumer(resolved: ResolvedAssignments): Promise<void> {
+    const generation = ++this.generation;
+    const previous = this.consumer;
+    this.consumer = null;
+    if (previous) await previous.disconnect().catch(() => undefined);
+
+    this.buffer.reset(resolved.start);
+    this.fetchPositions.clear();
+    for (const [key, offset] of resolved.start) this.fetchPositions.set(key, BigInt(offset));
+    this.highWatermarks.clear();
+    for (const [key, end] of resolved.logEnd) this.highWatermarks.set(key, end);
+    this.assigned = Object.entries(resolved.byTopic).flatMap(([topic, partitions]) =>
+      partitions.map((partition) => ({ topic, partition, key: partitionKey(topic, partition) })),
+    );
+    this.topics = Object.keys(resolved.byTopic);
+    this.paused = false;
+    this.failure = null;
+    if (this.topics.length === 0) return;
+
+    const consumer = this.kafka.consumer({
+      groupId: `${this.groupPrefix}.${generation}`,
+      partitionAssigners: [explicitAssigner(resolved.byTopic)],
+      readUncommitted: this.options.isolation === 'read_uncommitted',
+      ...fetchTuning,
+      ...groupTuning,
+    });
+    const current = (): boolean => generation === this.generation;
+    // Emitted synchronously inside join/sync, before the first fetch of the new generation: seeks land in time.
+    consumer.on(consumer.events.GROUP_JOIN, () => {
+      if (current()) this.seekAll(consumer);
+    });
+    // Batches holding only transaction markers or aborted records never reach eachBatch, but still move offsets.
+    consumer.on(consumer.events.START_BATCH_PROCESS, ({ payload }) => {
+      if (current() && payload.batchSize === 0) {
+        this.accept(payload.topic, payload.partition, payload.lastOffset, payload.highWatermark, null);
+      }
+    });
+    consumer.on(consumer.events.CRASH, ({ payload }) => {
+      if (current() && !payload.restart) this.fail(wrapKafkaError(payload.error, `reading (${this.options.readerId})`));
+    });
+
+    try {
+      await consumer.connect();
+      await consumer.subscribe({ topics: this.topics, fromBeginning: true });
+      this.consumer = consumer;
+      await consumer.run({
+        autoCommit: false,
+        eachBatchAutoResolve: true,
+        partitionsConsumedConcurrently: 1,
+        eachBatch: async ({ batch }) => {
+          if (current()) this.onBatch(batch);
+        },
+      });
+    } catch (error) {
+      this.consumer = null;
+      await consumer.disconnect().catch(() => undefined);
+      throw wrapKafkaError(error, `starting reader ${this.options.readerId}`, this.brokers);
+    }
+  }
+
+  private seekAll(consumer: Consumer): void {
+    for (const { topic, partition, key } of this.assigned) {
+      const offset = this.fetchPositions.get(key);
+      if (offset !== undefined) consumer.seek({ topic, partition, offset: offset.toString() });
+    }
+    // A rejoin after a crash starts unpaused inside kafkajs; keep honouring the buffer's backpressure.
+    if (this.paused) consumer.pause(this.topics.map((topic) => ({ topic })));
+  }
+
+  private onBatch(batch: Batch): void {
+    this.accept(batch.topic, batch.partition, batch.lastOffset(), batch.highWatermark, batch);
+  }
+
+  private accept(topic: string, partition: number, lastOffset: string, highWatermark: string, batch: Batch | null) {
+    const key = partitionKey(topic, partition);
+    const expected = this.fetchPositions.get(key);
+    if (expected === undefined) return;
+    const end = BigInt(lastOffset) + 1n;
+    if (end <= expected) return;
+    let records: ConsumedRecord[] = [];
+    if (batch && batch.messages.length > 0) {
+      let messages = batch.messages;
+      // Only a stale fetch starts below the expected offset; the common case costs one comparison per batch.
+      if (BigInt(messages[0].offset) < expected) messages = messages.filter((m) => BigInt(m.offset) >= expected);
+      records = toRecords(topic, partition, messages);
+    }
+    this.fetchPositions.set(key, end);
+    this.highWatermarks.set(key, BigInt(highWatermark));
+    this.buffer.push(key, records, end.toString());
+    if (!this.paused && this.buffer.size >= this.maxBuffered) this.setPaused(true);
+    if (records.length > 0) this.arrivals.notify();
+  }
+
+  private setPaused(paused: boolean): void {
+    this.paused = paused;
+    const consumer = this.consumer;
+    if (!consumer) return;
+    const topics = this.topics.map((topic) => ({ topic }));
+    try {
+      if (paused) consumer.pause(topics);
+      else consumer.resume(topics);
+    } catch {
+      // kafkajs is between a crash and its restart; the next join re-applies `paused` (see seekAll).
+    }
+  }
+
+  private fail(error: KafkaError): void {
+    this.failure = error;
+    this.arrivals.notify();
+  }
+}

@@ -1,0 +1,123 @@
+import { CompressionTypes, type Message, Partitioners, type Producer, type Kafka, type TopicMessages } from 'kafkajs';
+import type { KafkaTransaction, KafkaWriter, ProducedRecord, WriterOptions } from './contract';
+import { KafkaUsageError, wrapKafkaError } from './errors';
+import { producerTuning } from './tuning';
+
+/** Groups records per topic for one sendBatch; consecutive records of one topic (the usual case) skip the lookup. */
+export function toTopicMessages(records: readonly ProducedRecord[]): TopicMessages[] {
+  const byTopic = new Map<string, Message[]>();
+  let lastTopic: string | null = null;
+  let lastMessages: Message[] = [];
+  for (const r of records) {
+    if (r.topic !== lastTopic) {
+      lastTopic = r.topic;
+      lastMessages = byTopic.get(r.topic) ?? [];
+      if (lastMessages.length === 0) byTopic.set(r.topic, lastMessages);
+    }
+    lastMessages.push({
+      key: r.key ?? null,
+      value: r.value,
+      partition: r.partition,
+      headers: r.headers as Message['headers'],
+      timestamp: r.timestamp === undefined ? undefined : String(r.timestamp),
+    });
+  }
+  return Array.from(byTopic, ([topic, messages]) => ({ topic, messages }));
+}
+
+/**
+ * An idempotent kafkajs producer (acks=all). With a transactionalId it also opens transactions; plain send() on such a
+ * writer stays idempotent but outside any transaction (read_committed readers see it at once).
+ */
+export class KafkajsWriter implements KafkaWriter {
+  private readonly producer: Producer;
+  private readonly compression: CompressionTypes;
+  private state: 'new' | 'started' | 'closed' = 'new';
+
+  constructor(
+    kafka: Kafka,
+    private readonly options: WriterOptions,
+    private readonly brokers: readonly string[],
+  ) {
+    this.compression = options.compression === 'gzip' ? CompressionTypes.GZIP : CompressionTypes.None;
+    this.producer = kafka.producer({
+      // Java-compatible murmur2 partitioning, so keyed records land where Java/Kafka Streams producers put them.
+      createPartitioner: Partitioners.DefaultPartitioner,
+      idempotent: true,
+      allowAutoTopicCreation: false,
+      transactionalId: options.transactionalId,
+      ...producerTuning,
+    });
+  }
+
+  async start(): Promise<void> {
+    if (this.state !== 'new') throw new KafkaUsageError(`Writer ${this.options.writerId} was already started`);
+    try {
+      await this.producer.connect();
+      this.state = 'started';
+    } catch (error) {
+      throw wrapKafkaError(error, `starting writer ${this.options.writerId}`, this.brokers);
+    }
+  }
+
+  async send(records: readonly ProducedRecord[]): Promise<void> {
+    this.assertStarted('send');
+    if (records.length === 0) return;
+    try {
+      await this.producer.sendBatch({ topicMessages: toTopicMessages(records), acks: -1, compression: this.compression });
+    } catch (error) {
+      throw wrapKafkaError(error, `sending ${records.length} records (${this.options.writerId})`, this.brokers);
+    }
+  }
+
+  async transaction(): Promise<KafkaTransaction> {
+    this.assertStarted('open a transaction');
+    if (!this.options.transactionalId) {
+      throw new KafkaUsageError(`Writer ${this.options.writerId} has no transactionalId: it cannot open transactions`);
+    }
+    const id = this.options.transactionalId;
+    const brokers = this.brokers;
+    const compression = this.compression;
+    try {
+      const tx = await this.producer.transaction();
+      let ended = false;
+      const end = async (how: 'commit' | 'abort'): Promise<void> => {
+        if (ended) throw new KafkaUsageError(`Transaction of ${id} already ended; open a new one`);
+        ended = true;
+        try {
+          await (how === 'commit' ? tx.commit() : tx.abort());
+        } catch (error) {
+          throw wrapKafkaError(error, `${how === 'commit' ? 'committing' : 'aborting'} a transaction of ${id}`, brokers);
+        }
+      };
+      return {
+        async send(records) {
+          if (ended) throw new KafkaUsageError(`Transaction of ${id} already ended; open a new one`);
+          if (records.length === 0) return;
+          try {
+            await tx.sendBatch({ topicMessages: toTopicMessages(records), acks: -1, compression });
+          } catch (error) {
+            throw wrapKafkaError(error, `sending ${records.length} records in a transaction of ${id}`, brokers);
+          }
+        },
+        commit: () => end('commit'),
+        abort: () => end('abort'),
+      };
+    } catch (error) {
+      throw wrapKafkaError(error, `opening a transaction of ${id}`, brokers);
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.state === 'closed') return;
+    const wasStarted = this.state === 'started';
+    this.state = 'closed';
+    if (wasStarted) await this.producer.disconnect().catch(() => undefined);
+  }
+
+  private assertStarted(what: string): void {
+    if (this.state !== 'started') {
+      throw new KafkaUsageError(`Writer ${this.options.writerId} cannot ${what}: it is ${this.state}, not started`);
+    }
+  }
+}

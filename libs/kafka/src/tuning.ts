@@ -1,0 +1,35 @@
+/**
+ * Client settings chosen for throughput on a stream engine's hot path. Measured figures are in docs/kafka.md.
+ */
+export const fetchTuning = {
+  // Return as soon as any record exists: under load fetches fill up by themselves, when idle latency stays low.
+  minBytes: 1,
+  // How long an idle fetch parks at the broker, and how long kafkajs sleeps while every partition is paused, so it
+  // bounds the stall after backpressure lifts: short, but not so short that idle readers spin.
+  maxWaitTimeInMs: 100,
+  // Big fetches amortise the per-request cost (kafkajs decodes on the main thread, so fewer, larger responses win).
+  maxBytesPerPartition: 2 * 1024 * 1024,
+  maxBytes: 16 * 1024 * 1024,
+} as const;
+
+export const readerDefaults = {
+  // Roughly one fetch of ~100-byte records over a few partitions; poll() callers take up to a few thousand at once.
+  maxBufferedRecords: 20_000,
+  // Resume fetching once the buffer has drained to this fraction, leaving a fetch's worth of headroom.
+  resumeFraction: 0.5,
+} as const;
+
+export const groupTuning = {
+  // The group has one member and nothing to balance: these only bound how long a dead reader's group lingers.
+  sessionTimeout: 30_000,
+  heartbeatInterval: 3_000,
+} as const;
+
+export const producerTuning = {
+  // Idempotence and transactions in kafkajs keep sequence numbers right only with one request in flight.
+  maxInFlightRequests: 1,
+  // Kafka's default transaction timeout: an abandoned transaction is aborted by the broker after this.
+  transactionTimeout: 60_000,
+} as const;
+
+export const pingTimeoutMs = 2_000;
