@@ -1,0 +1,220 @@
+import { WriteBackCache, type CacheEntry } from '../cache/write-back-cache';
+import {
+  StateNotLoadedError,
+  type KeyedStateBackend,
+  type KeyGroup,
+  type PutOptions,
+  type StateNamespace,
+  type StateRef,
+} from '../contract';
+import { StateBackendClosedError } from '../errors';
+import {
+  idToStoreKey,
+  keyGroupRange,
+  namespaceRange,
+  stateKeyId,
+  userKeyOf,
+} from '../keys/key-layout';
+import { KeyGroupImageWriter, readKeyGroupImage } from '../snapshot/key-group-image';
+import type { OrderedStore, StoreWrite } from '../store/ordered-store';
+import { decodeValue, encodeValue, isExpired, readExpiresAt } from '../values/value-codec';
+import { SerialQueue } from './serial-queue';
+
+/** Restores write the image back in bounded batches so that a large key group does not build one huge batch. */
+const RESTORE_BATCH_ENTRIES = 4096;
+
+/**
+ * The keyed state backend: a write-back cache (synchronous get/put/delete) over an ordered store (memory or
+ * RocksDB). Every store-touching operation runs through one serial queue; get/put/delete never wait.
+ *
+ * TTL cleanup is lazy: an expired value is invisible at once, and becomes a delete in the cache when something
+ * meets it (get, flush, snapshot, entries); the next flush removes it from the store.
+ */
+export class CachedStateBackend implements KeyedStateBackend {
+  private readonly cache: WriteBackCache;
+  private readonly queue = new SerialQueue();
+  private closed = false;
+
+  constructor(
+    private readonly store: OrderedStore,
+    cacheEntries: number,
+    private readonly clock: () => number,
+  ) {
+    this.cache = new WriteBackCache(cacheEntries);
+  }
+
+  prefetch(refs: readonly StateRef[]): Promise<void> {
+    this.checkOpen();
+    return this.queue.run(async () => {
+      this.cache.beginBatch();
+      const missing: string[] = [];
+      const requested = new Set<string>();
+      for (const ref of refs) {
+        const id = stateKeyId(ref);
+        if (this.cache.lookup(id) === undefined && !requested.has(id)) {
+          requested.add(id);
+          missing.push(id);
+        }
+      }
+      if (missing.length > 0) {
+        const stored = await this.store.getMany(missing.map(idToStoreKey));
+        for (let i = 0; i < missing.length; i++) this.cache.load(missing[i], stored[i]);
+      }
+      this.cache.evict();
+    });
+  }
+
+  get<T>(ref: StateRef, now: number): T | undefined {
+    this.checkOpen();
+    const id = stateKeyId(ref);
+    const entry = this.cache.lookup(id);
+    if (entry === undefined) {
+      throw new StateNotLoadedError(
+        `state ${ref.namespace} in key group ${ref.keyGroup} was read without prefetch (or was evicted since)`,
+      );
+    }
+    if (!entry.present) return undefined;
+    if (isExpired(entry.expiresAt, now)) {
+      this.cache.write(id, false, undefined, undefined);
+      return undefined;
+    }
+    return this.cache.valueOf<T>(entry);
+  }
+
+  /** Putting `undefined` deletes: state cannot tell a stored undefined from an absent value. */
+  put<T>(ref: StateRef, value: T, options?: PutOptions): void {
+    this.checkOpen();
+    if (value === undefined) this.cache.write(stateKeyId(ref), false, undefined, undefined);
+    else this.cache.write(stateKeyId(ref), true, value, options?.expiresAt);
+  }
+
+  delete(ref: StateRef): void {
+    this.checkOpen();
+    this.cache.write(stateKeyId(ref), false, undefined, undefined);
+  }
+
+  flush(): Promise<void> {
+    this.checkOpen();
+    return this.queue.run(() => this.flushNow());
+  }
+
+  async *entries<T>(keyGroup: KeyGroup, namespace: StateNamespace, now: number): AsyncIterable<[Uint8Array, T]> {
+    this.checkOpen();
+    // Flushing first makes the store the whole truth; the scan then sees the state as of this call.
+    await this.flush();
+    const expired: Buffer[] = [];
+    try {
+      for await (const chunk of this.store.scan(namespaceRange(keyGroup, namespace))) {
+        for (const { key, value } of chunk) {
+          if (isExpired(readExpiresAt(value), now)) expired.push(key);
+          else yield [userKeyOf(key, namespace), decodeValue<T>(value).value];
+        }
+      }
+    } finally {
+      if (expired.length > 0 && !this.closed) await this.queue.run(() => this.dropExpired(expired));
+    }
+  }
+
+  snapshotKeyGroup(keyGroup: KeyGroup): Promise<Uint8Array> {
+    this.checkOpen();
+    return this.queue.run(async () => {
+      await this.flushNow();
+      const now = this.clock();
+      const image = new KeyGroupImageWriter(keyGroup);
+      const expired: Buffer[] = [];
+      for await (const chunk of this.store.scan(keyGroupRange(keyGroup))) {
+        for (const { key, value } of chunk) {
+          if (isExpired(readExpiresAt(value), now)) expired.push(key);
+          else image.add(key, value);
+        }
+      }
+      await this.dropExpired(expired);
+      return image.finish();
+    });
+  }
+
+  restoreKeyGroup(keyGroup: KeyGroup, image: Uint8Array): Promise<void> {
+    this.checkOpen();
+    // Validate the whole image before anything is dropped: a corrupt image must leave the key group as it was.
+    const entries = readKeyGroupImage(image, keyGroup);
+    return this.queue.run(async () => {
+      const now = this.clock();
+      this.cache.dropKeyGroup(keyGroup);
+      await this.store.deleteRange(keyGroupRange(keyGroup));
+      const live = entries.filter(({ value }) => !isExpired(readExpiresAt(value), now));
+      for (let i = 0; i < live.length; i += RESTORE_BATCH_ENTRIES) {
+        const writes = live
+          .slice(i, i + RESTORE_BATCH_ENTRIES)
+          .map(({ key, value }): StoreWrite => ({ kind: 'put', key, value }));
+        await this.store.writeBatch(writes);
+      }
+    });
+  }
+
+  dropKeyGroup(keyGroup: KeyGroup): Promise<void> {
+    this.checkOpen();
+    return this.queue.run(async () => {
+      this.cache.dropKeyGroup(keyGroup);
+      await this.store.deleteRange(keyGroupRange(keyGroup));
+    });
+  }
+
+  /** Flushes dirty state, then closes the store. */
+  close(): Promise<void> {
+    if (this.closed) return Promise.resolve();
+    this.closed = true;
+    return this.queue.run(async () => {
+      try {
+        await this.flushNow();
+      } finally {
+        this.cache.clear();
+        await this.store.close();
+      }
+    });
+  }
+
+  private async flushNow(): Promise<void> {
+    const items = this.cache.takeDirty();
+    if (items.length === 0) return;
+    const now = this.clock();
+    const writes: StoreWrite[] = new Array(items.length);
+    const deleted = new Set<CacheEntry>();
+    for (let i = 0; i < items.length; i++) {
+      const { entry } = items[i];
+      const key = idToStoreKey(entry.id);
+      if (entry.present && !isExpired(entry.expiresAt, now)) {
+        writes[i] = { kind: 'put', key, value: encodeValue(entry.value, entry.expiresAt) };
+      } else {
+        writes[i] = { kind: 'delete', key };
+        deleted.add(entry);
+      }
+    }
+    await this.store.writeBatch(writes);
+    this.cache.markFlushed(items, deleted);
+    this.cache.evict();
+  }
+
+  /**
+   * Deletes values a scan found expired. Runs inside the queue and reads the keys again first: between a lazy
+   * scan and this cleanup the key may have been written anew, and a dirty cache entry will be flushed over it.
+   */
+  private async dropExpired(storeKeys: readonly Buffer[]): Promise<void> {
+    if (storeKeys.length === 0) return;
+    const now = this.clock();
+    const stored = await this.store.getMany(storeKeys);
+    const writes: StoreWrite[] = [];
+    for (let i = 0; i < storeKeys.length; i++) {
+      const value = stored[i];
+      const id = storeKeys[i].toString('latin1');
+      if (value === undefined || !isExpired(readExpiresAt(value), now) || this.cache.isDirty(id)) continue;
+      writes.push({ kind: 'delete', key: storeKeys[i] });
+      this.cache.markAbsent(id);
+    }
+    await this.store.writeBatch(writes);
+  }
+
+  private checkOpen(): void {
+    if (this.closed) throw new StateBackendClosedError('keyed state backend is closed');
+  }
+}
+

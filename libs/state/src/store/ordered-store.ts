@@ -1,0 +1,29 @@
+import type { KeyRange } from '../keys/key-layout';
+
+/**
+ * The raw ordered key-value store under the keyed state backend (internal to libs/state). Keys order bytewise.
+ * Every call is batched: the backend never issues one awaited call per record.
+ */
+export interface OrderedStore {
+  /** Values in the order of `keys`; `undefined` where a key is absent. One round trip to the store. */
+  getMany(keys: readonly Buffer[]): Promise<(Buffer | undefined)[]>;
+  /** Applies every write atomically, in order. */
+  writeBatch(writes: readonly StoreWrite[]): Promise<void>;
+  /** Entries of `range` in key order, in chunks (one await per chunk, not per entry). */
+  scan(range: KeyRange): AsyncIterable<readonly StoreEntry[]>;
+  /** Removes every key of `range`; keys outside it are untouched. */
+  deleteRange(range: KeyRange): Promise<void>;
+  close(): Promise<void>;
+}
+
+export type StoreWrite =
+  | { readonly kind: 'put'; readonly key: Buffer; readonly value: Buffer }
+  | { readonly kind: 'delete'; readonly key: Buffer };
+
+export interface StoreEntry {
+  readonly key: Buffer;
+  readonly value: Buffer;
+}
+
+/** How many entries a scan hands over per chunk. */
+export const SCAN_CHUNK_ENTRIES = 1024;
