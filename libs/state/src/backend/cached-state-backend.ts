@@ -43,7 +43,7 @@ export class CachedStateBackend implements KeyedStateBackend {
     this.cache = new WriteBackCache(cacheEntries);
   }
 
-  prefetch(refs: readonly StateRef[]): Promise<void> {
+  async prefetch(refs: readonly StateRef[]): Promise<void> {
     this.checkOpen();
     return this.queue.run(async () => {
       this.cache.beginBatch();
@@ -93,7 +93,7 @@ export class CachedStateBackend implements KeyedStateBackend {
     this.cache.write(stateKeyId(ref), false, undefined, undefined);
   }
 
-  flush(): Promise<void> {
+  async flush(): Promise<void> {
     this.checkOpen();
     return this.queue.run(() => this.flushNow());
   }
@@ -115,7 +115,7 @@ export class CachedStateBackend implements KeyedStateBackend {
     }
   }
 
-  snapshotKeyGroup(keyGroup: KeyGroup): Promise<Uint8Array> {
+  async snapshotKeyGroup(keyGroup: KeyGroup): Promise<Uint8Array> {
     this.checkOpen();
     return this.queue.run(async () => {
       await this.flushNow();
@@ -133,7 +133,7 @@ export class CachedStateBackend implements KeyedStateBackend {
     });
   }
 
-  restoreKeyGroup(keyGroup: KeyGroup, image: Uint8Array): Promise<void> {
+  async restoreKeyGroup(keyGroup: KeyGroup, image: Uint8Array): Promise<void> {
     this.checkOpen();
     // Validate the whole image before anything is dropped: a corrupt image must leave the key group as it was.
     const entries = readKeyGroupImage(image, keyGroup);
@@ -151,7 +151,7 @@ export class CachedStateBackend implements KeyedStateBackend {
     });
   }
 
-  dropKeyGroup(keyGroup: KeyGroup): Promise<void> {
+  async dropKeyGroup(keyGroup: KeyGroup): Promise<void> {
     this.checkOpen();
     return this.queue.run(async () => {
       this.cache.dropKeyGroup(keyGroup);
@@ -160,8 +160,8 @@ export class CachedStateBackend implements KeyedStateBackend {
   }
 
   /** Flushes dirty state, then closes the store. */
-  close(): Promise<void> {
-    if (this.closed) return Promise.resolve();
+  async close(): Promise<void> {
+    if (this.closed) return;
     this.closed = true;
     return this.queue.run(async () => {
       try {
