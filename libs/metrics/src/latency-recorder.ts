@@ -108,7 +108,8 @@ export class LatencyRecorder {
       p95: histogram.getValueAtPercentile(95) / 1000,
       p99: histogram.getValueAtPercentile(99) / 1000,
       p999: histogram.getValueAtPercentile(99.9) / 1000,
-      max: histogram.maxValue / 1000,
+      // Percentile 100 (not maxValue) so a live and a decoded histogram report the same bucket-rounded max.
+      max: histogram.getValueAtPercentile(100) / 1000,
     };
   }
 
