@@ -1,0 +1,24 @@
+import { Module, type DynamicModule } from '@nestjs/common';
+import pino from 'pino';
+import { CONTROL_PLANE_OPTIONS, ROOT_LOGGER, WEIR_CONFIG, type ControlPlaneOptions } from './control-plane-options';
+import { HealthModule } from './health/health.module';
+import { InfrastructureModule } from './infrastructure/infrastructure.module';
+import { WorkersModule } from './workers/workers.module';
+
+/** The control plane: built from options, so tests and tools can run it with their own configuration. */
+@Module({})
+export class AppModule {
+  static forRoot(options: ControlPlaneOptions, logger: pino.Logger): DynamicModule {
+    return {
+      module: AppModule,
+      global: true,
+      imports: [InfrastructureModule, HealthModule, WorkersModule],
+      providers: [
+        { provide: CONTROL_PLANE_OPTIONS, useValue: options },
+        { provide: WEIR_CONFIG, useValue: options.config },
+        { provide: ROOT_LOGGER, useValue: logger },
+      ],
+      exports: [CONTROL_PLANE_OPTIONS, WEIR_CONFIG, ROOT_LOGGER],
+    };
+  }
+}

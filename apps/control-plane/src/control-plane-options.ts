@@ -1,0 +1,17 @@
+import type { WeirConfig } from '@weir/config';
+import type { Logger } from 'pino';
+
+/** Everything the control plane is built from; tests construct it directly, main.ts from the environment. */
+export interface ControlPlaneOptions {
+  readonly config: WeirConfig;
+  /** The process's logger (default: pino to stdout at WEIR_LOG_LEVEL). */
+  readonly logger?: Logger;
+  /** How often the LOST sweep runs (default: WEIR_WORKER_HEARTBEAT_MS). */
+  readonly workerSweepIntervalMs?: number;
+  /** Upper bound on each dependency check of /health/ready (default 2000 ms). */
+  readonly healthCheckTimeoutMs?: number;
+}
+
+export const CONTROL_PLANE_OPTIONS = Symbol('CONTROL_PLANE_OPTIONS');
+export const WEIR_CONFIG = Symbol('WEIR_CONFIG');
+export const ROOT_LOGGER = Symbol('ROOT_LOGGER');

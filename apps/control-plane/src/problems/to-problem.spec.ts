@@ -1,0 +1,72 @@
+import { BadRequestException, InternalServerErrorException, NotFoundException, PayloadTooLargeException } from '@nestjs/common';
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { parseInput } from '../validation/parse-input';
+import { InvalidRequestProblem, NotFoundProblem } from './problem.exception';
+import { PROBLEM_TYPES } from './problem-details';
+import { toProblem } from './to-problem';
+
+describe('toProblem', () => {
+  it('keeps a validation problem with every parameter named', () => {
+    const error = new InvalidRequestProblem([
+      { in: 'query', name: 'limit', reason: 'must be an integer from 1 to 200' },
+      { in: 'query', name: 'cursor', reason: 'is not a cursor returned by this API' },
+    ]);
+    const { problem, unexpected } = toProblem(error, '/v1/workers', 'req-1');
+    expect(unexpected).toBe(false);
+    expect(problem).toMatchObject({ type: PROBLEM_TYPES.invalidRequest, status: 400, instance: '/v1/workers', requestId: 'req-1' });
+    expect(problem.detail).toContain("'limit'");
+    expect(problem.detail).toContain("'cursor'");
+    expect(problem.errors).toHaveLength(2);
+  });
+
+  it('maps a missing resource to 404 with the id in the detail', () => {
+    const { problem } = toProblem(new NotFoundProblem('worker', 'w-9'), '/v1/workers/w-9', undefined);
+    expect(problem).toMatchObject({ status: 404, type: PROBLEM_TYPES.notFound, detail: 'worker "w-9" does not exist' });
+    expect(problem).not.toHaveProperty('requestId');
+  });
+
+  it("keeps Nest's own 4xx messages (unknown route, body too large)", () => {
+    expect(toProblem(new NotFoundException('Cannot GET /x'), '/x', 'r').problem).toMatchObject({
+      status: 404,
+      title: 'Not Found',
+      detail: 'Cannot GET /x',
+    });
+    expect(toProblem(new PayloadTooLargeException(), '/x', 'r').problem).toMatchObject({ status: 413, title: 'Payload Too Large' });
+    expect(toProblem(new BadRequestException(['a is bad', 'b is bad']), '/x', 'r').problem.detail).toBe('a is bad; b is bad');
+  });
+
+  it('hides everything about unexpected errors, including 5xx HttpExceptions', () => {
+    for (const error of [new Error('password=hunter2 at db.ts:12'), new InternalServerErrorException('internal detail'), 'a string']) {
+      const { problem, unexpected } = toProblem(error, '/v1/workers', 'req-2');
+      expect(unexpected).toBe(true);
+      expect(problem.status).toBe(500);
+      expect(JSON.stringify(problem)).not.toMatch(/hunter2|internal detail|a string|stack/);
+      expect(problem.requestId).toBe('req-2');
+    }
+  });
+});
+
+describe('parseInput', () => {
+  const schema = z.strictObject({ limit: z.string().regex(/^\d+$/, 'must be digits').optional() });
+
+  it('returns the parsed value', () => {
+    expect(parseInput(schema, { limit: '5' }, 'query')).toEqual({ limit: '5' });
+  });
+
+  it('names the offending and the unknown parameters', () => {
+    try {
+      parseInput(schema, { limit: 'x', lmit: '5' }, 'query');
+      expect.unreachable();
+    } catch (err) {
+      expect(err).toBeInstanceOf(InvalidRequestProblem);
+      const problem = toProblem(err, '/', undefined).problem;
+      expect(problem.errors).toEqual(
+        expect.arrayContaining([
+          { in: 'query', name: 'limit', reason: 'must be digits' },
+          { in: 'query', name: 'lmit', reason: 'is not a recognised parameter' },
+        ]),
+      );
+    }
+  });
+});

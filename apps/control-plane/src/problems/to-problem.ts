@@ -1,0 +1,63 @@
+import { STATUS_CODES } from 'node:http';
+import { HttpException } from '@nestjs/common';
+import { PROBLEM_TYPES, type ProblemDetails } from './problem-details';
+import { ProblemException } from './problem.exception';
+
+export interface MappedProblem {
+  readonly problem: ProblemDetails;
+  /** True when the caller gets a generic message: the real error must be logged server-side. */
+  readonly unexpected: boolean;
+}
+
+/**
+ * Maps anything thrown while serving a request to what the caller sees. Caller mistakes keep their message;
+ * unexpected errors keep nothing (no message, no stack): those may reveal internals.
+ */
+export function toProblem(error: unknown, instance: string, requestId: string | undefined): MappedProblem {
+  const common = { instance, ...(requestId ? { requestId } : {}) };
+  if (error instanceof ProblemException) {
+    return {
+      unexpected: false,
+      problem: {
+        type: error.type,
+        title: error.title,
+        status: error.status,
+        detail: error.detail,
+        ...common,
+        ...(error.errors ? { errors: error.errors } : {}),
+      },
+    };
+  }
+  if (error instanceof HttpException && error.getStatus() < 500) {
+    const status = error.getStatus();
+    return {
+      unexpected: false,
+      problem: {
+        type: status === 404 ? PROBLEM_TYPES.notFound : 'about:blank',
+        title: STATUS_CODES[status] ?? 'Error',
+        status,
+        detail: httpExceptionDetail(error),
+        ...common,
+      },
+    };
+  }
+  return {
+    unexpected: true,
+    problem: {
+      type: PROBLEM_TYPES.internal,
+      title: 'Internal Server Error',
+      status: 500,
+      detail: 'An unexpected error occurred. Quote the request id when reporting it.',
+      ...common,
+    },
+  };
+}
+
+/** Nest's built-in 4xx (unknown route, body too large, malformed JSON) carry a safe, short message. */
+function httpExceptionDetail(error: HttpException): string {
+  const response = error.getResponse();
+  if (typeof response === 'string') return response;
+  const message = (response as { message?: unknown }).message;
+  if (Array.isArray(message)) return message.map(String).join('; ');
+  return typeof message === 'string' ? message : error.message;
+}

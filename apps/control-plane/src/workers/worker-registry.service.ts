@@ -1,0 +1,45 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { WorkerEvent } from '@weir/protocol';
+import type { Logger } from 'pino';
+import { ROOT_LOGGER } from '../control-plane-options';
+import { NotFoundProblem } from '../problems/problem.exception';
+import type { Page } from '../pagination/cursor';
+import { toPage } from '../pagination/cursor';
+import type { Worker, WorkerStatus } from './worker';
+import { WorkersRepository } from './workers.repository';
+
+/** The fleet as the control plane knows it: fed by worker events, read by the API. */
+@Injectable()
+export class WorkerRegistry {
+  constructor(
+    private readonly workers: WorkersRepository,
+    @Inject(ROOT_LOGGER) private readonly logger: Logger,
+  ) {}
+
+  async apply(event: WorkerEvent): Promise<void> {
+    const worker = await this.workers.applyEvent(event);
+    const fields = { workerId: event.worker.workerId, type: event.type, seq: event.seq };
+    if (!worker) {
+      this.logger.debug(fields, 'stale worker event ignored');
+    } else if (event.type !== 'worker.heartbeat') {
+      this.logger.info({ ...fields, status: worker.status, host: worker.host, slots: worker.slots }, 'worker registered event');
+    }
+  }
+
+  async markLost(): Promise<string[]> {
+    const lost = await this.workers.markLost();
+    if (lost.length) this.logger.warn({ workerIds: lost }, 'workers declared LOST: no heartbeat for three intervals');
+    return lost;
+  }
+
+  async get(id: string): Promise<Worker> {
+    const worker = await this.workers.find(id);
+    if (!worker) throw new NotFoundProblem('worker', id);
+    return worker;
+  }
+
+  async list(limit: number, afterId: string | undefined, status: WorkerStatus | undefined): Promise<Page<Worker>> {
+    const rows = await this.workers.list(limit + 1, afterId, status);
+    return toPage(rows, limit, (w) => w.id);
+  }
+}

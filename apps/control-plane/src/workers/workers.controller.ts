@@ -1,0 +1,39 @@
+import { Controller, Get, Param, Query } from '@nestjs/common';
+import { ApiBadRequestResponse, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiParam, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../pagination/page-query';
+import { ProblemDetailsDto } from '../problems/problem-details.dto';
+import { parseInput } from '../validation/parse-input';
+import { listWorkersQuerySchema, workerIdParamsSchema } from './dto/list-workers.query';
+import { WorkerDto, WorkerPageDto } from './dto/worker.dto';
+import { WORKER_STATUSES } from './worker';
+import { WorkerRegistry } from './worker-registry.service';
+
+@ApiTags('workers')
+@Controller('v1/workers')
+export class WorkersController {
+  constructor(private readonly registry: WorkerRegistry) {}
+
+  @Get()
+  @ApiOperation({ summary: 'List the worker fleet, in id order' })
+  @ApiQuery({ name: 'limit', required: false, schema: { type: 'integer', minimum: 1, maximum: MAX_PAGE_SIZE, default: DEFAULT_PAGE_SIZE } })
+  @ApiQuery({ name: 'cursor', required: false, description: 'nextCursor of the previous page' })
+  @ApiQuery({ name: 'status', required: false, enum: WORKER_STATUSES })
+  @ApiOkResponse({ type: WorkerPageDto })
+  @ApiBadRequestResponse({ type: ProblemDetailsDto, description: 'A query parameter is invalid; the problem names it' })
+  async list(@Query() query: unknown): Promise<WorkerPageDto> {
+    const { limit, cursor, status } = parseInput(listWorkersQuerySchema, query, 'query');
+    const page = await this.registry.list(limit, cursor, status);
+    return { items: page.items.map(WorkerDto.from), nextCursor: page.nextCursor };
+  }
+
+  @Get(':id')
+  @ApiOperation({ summary: 'One worker' })
+  @ApiParam({ name: 'id', description: 'The worker id (WEIR_WORKER_ID of the worker process)' })
+  @ApiOkResponse({ type: WorkerDto })
+  @ApiNotFoundResponse({ type: ProblemDetailsDto })
+  @ApiBadRequestResponse({ type: ProblemDetailsDto })
+  async get(@Param('id') id: string): Promise<WorkerDto> {
+    const params = parseInput(workerIdParamsSchema, { id }, 'path');
+    return WorkerDto.from(await this.registry.get(params.id));
+  }
+}
