@@ -1,10 +1,11 @@
-import { Kafka } from 'kafkajs';
+import { Kafka, logLevel } from 'kafkajs';
 import type { KafkaAdmin, KafkaConnector, KafkaConnectorConfig, KafkaReader, KafkaWriter } from './contract';
 import { KafkaUsageError } from './errors';
 import { KafkajsAdmin } from './kafkajs-admin';
 import { KafkajsReader } from './kafkajs-reader';
 import { KafkajsWriter } from './kafkajs-writer';
 import { kafkajsLevel, kafkajsLogCreator, stderrSink } from './log-adapter';
+import { adminRetry } from './tuning';
 
 const ID = /^[A-Za-z0-9._-]+$/;
 
@@ -19,13 +20,18 @@ function assertId(kind: string, id: string): void {
 export function createKafkaConnector(config: KafkaConnectorConfig): KafkaConnector {
   if (config.brokers.length === 0) throw new KafkaUsageError('Kafka connector needs at least one broker (host:port)');
   const brokers = [...config.brokers];
-  const kafka = new Kafka({
+  const logging = {
+    logLevel: kafkajsLevel(config.logLevel),
+    logCreator: kafkajsLogCreator(config.log ?? stderrSink, config.clientId, config.logLevel),
+  };
+  // kafkajs's 1 s connection timeout is tight on a loaded machine; a dead broker still fails fast (ECONNREFUSED).
+  const kafka = new Kafka({ clientId: config.clientId, brokers, connectionTimeout: 3_000, ...logging });
+  const adminClient = new Kafka({
     clientId: config.clientId,
     brokers,
-    // kafkajs's 1 s default is tight on a loaded machine; a dead broker still fails fast with ECONNREFUSED.
     connectionTimeout: 3_000,
-    logLevel: kafkajsLevel(config.logLevel),
-    logCreator: kafkajsLogCreator(config.log ?? stderrSink, config.clientId),
+    retry: adminRetry,
+    ...logging,
   });
   const probeClient = new Kafka({
     clientId: `${config.clientId}-probe`,
@@ -33,10 +39,10 @@ export function createKafkaConnector(config: KafkaConnectorConfig): KafkaConnect
     connectionTimeout: 1_000,
     requestTimeout: 2_000,
     retry: { retries: 0 },
-    logLevel: kafkajsLevel('error'),
-    logCreator: kafkajsLogCreator(config.log ?? stderrSink, config.clientId),
+    // A failed ping is reported to its caller (the health check); logging it too would only repeat it.
+    logLevel: logLevel.NOTHING,
   });
-  const admin = (): KafkajsAdmin => new KafkajsAdmin(kafka, brokers, () => probeClient.admin());
+  const admin = (): KafkajsAdmin => new KafkajsAdmin(adminClient, brokers, () => probeClient.admin());
 
   return {
     reader(options): KafkaReader {

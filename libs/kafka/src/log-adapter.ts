@@ -24,11 +24,26 @@ export const stderrSink: KafkaLogSink = (level, message, fields) => {
   process.stderr.write(`${JSON.stringify({ level, time: Date.now(), msg: message, ...fields })}\n`);
 };
 
+/**
+ * kafkajs logs every error response at ERROR, including the ones it then retries (coordinator loading, leader moving,
+ * a concurrent transaction still ending). Whatever is not retried reaches the caller as a typed error, so these are
+ * debug detail.
+ */
+function isRetriedResponse(namespace: string, message: string, extra: Record<string, unknown>): boolean {
+  if (namespace === 'Connection') return message.startsWith('Response ');
+  return namespace === 'Producer' && message.startsWith('Failed to send messages') && 'retryCount' in extra;
+}
+
 /** Routes kafkajs's log entries into a Weir sink; kafkajs filters by its own level before calling us. */
-export function kafkajsLogCreator(sink: KafkaLogSink, clientId: string): logCreator {
+export function kafkajsLogCreator(sink: KafkaLogSink, clientId: string, threshold: KafkaLogLevel = 'warn'): logCreator {
+  const debugWanted = threshold === 'debug';
   return () =>
     ({ namespace, level, log }) => {
       const { message, timestamp: _timestamp, ...extra } = log;
+      if (isRetriedResponse(namespace, message, extra)) {
+        if (debugWanted) sink('debug', message, { lib: 'kafkajs', clientId, namespace, ...extra });
+        return;
+      }
       sink(fromKafkajs(level), message, { lib: 'kafkajs', clientId, namespace, ...extra });
     };
 }
