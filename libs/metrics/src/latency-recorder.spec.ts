@@ -1,3 +1,4 @@
+import * as hdr from 'hdr-histogram-js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MetricsDecodeError, MetricsUsageError } from './errors';
 import { LatencyRecorder } from './latency-recorder';
@@ -91,6 +92,15 @@ describe('LatencyRecorder', () => {
     expect(() => LatencyRecorder.summarize([Buffer.from('hello world, hello').toString('base64')])).toThrow(
       MetricsDecodeError,
     );
+  });
+
+  it('reads histograms encoded elsewhere, and refuses ones holding values beyond an hour', () => {
+    const coarse = hdr.build({ numberOfSignificantValueDigits: 2 });
+    coarse.recordValue(1234); // µs
+    expect(LatencyRecorder.summarize([hdr.encodeIntoCompressedBase64(coarse)]).max).toBeCloseTo(1.23, 2);
+    const huge = hdr.build({ highestTrackableValue: 1e13 });
+    huge.recordValue(5e12);
+    expect(() => LatencyRecorder.summarize([hdr.encodeIntoCompressedBase64(huge)])).toThrow(MetricsDecodeError);
   });
 
   it('resets to empty, and refuses use after destroy', () => {

@@ -84,9 +84,13 @@ export class LatencyRecorder {
   /** Adds an encoded histogram (from `encode()`, possibly from another process). '' counts as empty. */
   addEncoded(encoded: string): void {
     if (encoded === '') return;
+    const target = this.live();
     const decoded = decodeHistogram(encoded);
     try {
-      this.live().add(decoded);
+      target.add(decoded);
+    } catch (cause) {
+      // Only a histogram recorded with another configuration (values above an hour) can fail here.
+      throw new MetricsDecodeError('encoded histogram does not fit the 1 µs..1 h latency range', { cause });
     } finally {
       decoded.destroy();
     }
