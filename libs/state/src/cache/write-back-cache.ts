@@ -28,24 +28,24 @@ export interface FlushItem {
 }
 
 /**
- * The write-back cache of the keyed state backend. Dirty entries live in their own map and are never evicted;
- * clean entries live in a Map kept in least-recently-used order (a touch re-inserts at the end), and beyond
- * `capacity` total entries the oldest clean ones are evicted, except those touched in the current batch, so a
- * batch larger than the cache still finds everything it prefetched.
+ * The write-back cache of the keyed state backend: one Map in least-recently-used order (a touch re-inserts at
+ * the end; at most once per batch, which keeps reads cheap), plus the list of dirty entries for the next flush.
+ * Beyond `capacity` entries the oldest clean ones are evicted. Dirty entries are never evicted, nor are entries
+ * touched in the current batch, so a batch larger than the cache still finds everything it prefetched.
  */
 export class WriteBackCache {
-  private readonly clean = new Map<string, CacheEntry>();
-  private readonly dirty = new Map<string, CacheEntry>();
+  private readonly entries = new Map<string, CacheEntry>();
+  private dirtyEntries: CacheEntry[] = [];
   private epoch = 0;
 
   constructor(private readonly capacity: number) {}
 
   get size(): number {
-    return this.clean.size + this.dirty.size;
+    return this.entries.size;
   }
 
   get dirtyCount(): number {
-    return this.dirty.size;
+    return this.dirtyEntries.length;
   }
 
   /** Starts a new batch: entries touched from now on are pinned until the next batch starts. */
@@ -55,15 +55,13 @@ export class WriteBackCache {
 
   /** The entry for `id`, marked as used by the current batch; undefined when not cached. */
   lookup(id: string): CacheEntry | undefined {
-    const dirty = this.dirty.get(id);
-    if (dirty !== undefined) return dirty;
-    const entry = this.clean.get(id);
-    if (entry !== undefined && entry.epoch !== this.epoch) {
-      entry.epoch = this.epoch;
-      this.clean.delete(id);
-      this.clean.set(id, entry);
-    }
+    const entry = this.entries.get(id);
+    if (entry !== undefined && entry.epoch !== this.epoch) this.touch(entry);
     return entry;
+  }
+
+  isDirty(id: string): boolean {
+    return this.entries.get(id)?.dirty === true;
   }
 
   /** The live value of a present entry, decoding it on first use. */
@@ -77,8 +75,8 @@ export class WriteBackCache {
 
   /** Caches what the store returned for `id` (undefined: absent), unless a write got there first. */
   load(id: string, stored: Buffer | undefined): void {
-    if (this.dirty.has(id) || this.clean.has(id)) return;
-    this.clean.set(id, {
+    if (this.entries.has(id)) return;
+    this.entries.set(id, {
       id,
       present: stored !== undefined,
       value: undefined,
@@ -92,55 +90,48 @@ export class WriteBackCache {
 
   /** Records a put (present) or a delete (absent) to be written by the next flush. */
   write(id: string, present: boolean, value: unknown, expiresAt: number | undefined): void {
-    let entry = this.dirty.get(id);
+    let entry = this.entries.get(id);
     if (entry === undefined) {
-      entry = this.clean.get(id);
-      if (entry === undefined) {
-        entry = { id, present, value, raw: undefined, expiresAt, dirty: true, version: 0, epoch: this.epoch };
-      } else {
-        this.clean.delete(id);
-      }
-      this.dirty.set(id, entry);
+      entry = { id, present, value, raw: undefined, expiresAt, dirty: false, version: 0, epoch: this.epoch };
+      this.entries.set(id, entry);
+    } else if (entry.epoch !== this.epoch) {
+      this.touch(entry);
     }
     entry.present = present;
     entry.value = present ? value : undefined;
     entry.raw = undefined;
     entry.expiresAt = present ? expiresAt : undefined;
-    entry.dirty = true;
     entry.version++;
-    entry.epoch = this.epoch;
+    if (!entry.dirty) {
+      entry.dirty = true;
+      this.dirtyEntries.push(entry);
+    }
   }
 
   /** Every dirty entry with its current version; the entries stay dirty (and readable) until `markFlushed`. */
   takeDirty(): FlushItem[] {
-    const items: FlushItem[] = [];
-    for (const entry of this.dirty.values()) items.push({ entry, version: entry.version });
-    return items;
+    return this.dirtyEntries.map((entry) => ({ entry, version: entry.version }));
   }
 
   /** After a successful write: entries not written again meanwhile become clean (deleted ones known-absent). */
   markFlushed(items: readonly FlushItem[], writtenAsDelete: ReadonlySet<CacheEntry>): void {
     for (const { entry, version } of items) {
-      if (entry.version !== version || this.dirty.get(entry.id) !== entry) continue;
+      if (entry.version !== version || !entry.dirty) continue;
       if (writtenAsDelete.has(entry)) {
         entry.present = false;
         entry.value = undefined;
         entry.expiresAt = undefined;
       }
       entry.dirty = false;
-      this.dirty.delete(entry.id);
-      this.clean.set(entry.id, entry);
     }
-  }
-
-  isDirty(id: string): boolean {
-    return this.dirty.has(id);
+    // Entries written again during the flush, or first written during it, stay for the next one.
+    this.dirtyEntries = this.dirtyEntries.filter((entry) => entry.dirty);
   }
 
   /** A clean entry whose value the backend just deleted from the store becomes known-absent. */
   markAbsent(id: string): void {
-    const entry = this.clean.get(id);
-    if (entry === undefined) return;
+    const entry = this.entries.get(id);
+    if (entry === undefined || entry.dirty) return;
     entry.present = false;
     entry.value = undefined;
     entry.raw = undefined;
@@ -149,24 +140,34 @@ export class WriteBackCache {
 
   /** Drops every entry of one key group, dirty ones included (restore and drop replace the key group). */
   dropKeyGroup(keyGroup: KeyGroup): void {
-    for (const map of [this.clean, this.dirty]) {
-      for (const id of map.keys()) if (keyGroupOfId(id) === keyGroup) map.delete(id);
+    for (const [id, entry] of this.entries) {
+      if (keyGroupOfId(id) !== keyGroup) continue;
+      this.entries.delete(id);
+      entry.dirty = false;
     }
+    this.dirtyEntries = this.dirtyEntries.filter((entry) => entry.dirty);
   }
 
   /** Evicts least recently used clean entries until the cache fits, stopping at the current batch's entries. */
   evict(): void {
-    let excess = this.size - this.capacity;
+    let excess = this.entries.size - this.capacity;
     if (excess <= 0) return;
-    for (const [id, entry] of this.clean) {
+    for (const [id, entry] of this.entries) {
       if (excess <= 0 || entry.epoch === this.epoch) return;
-      this.clean.delete(id);
+      if (entry.dirty) continue;
+      this.entries.delete(id);
       excess--;
     }
   }
 
   clear(): void {
-    this.clean.clear();
-    this.dirty.clear();
+    this.entries.clear();
+    this.dirtyEntries = [];
+  }
+
+  private touch(entry: CacheEntry): void {
+    entry.epoch = this.epoch;
+    this.entries.delete(entry.id);
+    this.entries.set(entry.id, entry);
   }
 }

@@ -77,8 +77,15 @@ export function stateKeyId(ref: StateRef): string {
   return (
     String.fromCharCode(ref.keyGroup >>> 8, ref.keyGroup & 0xff) +
     namespacePrefix(ref.namespace).latin1 +
-    asBuffer(ref.key).toString('latin1')
+    latin1(ref.key)
   );
+}
+
+/** Short keys (the usual case) convert faster in JS than through Buffer's native latin1 decoder. */
+function latin1(bytes: Uint8Array): string {
+  return bytes.length <= 64
+    ? String.fromCharCode.apply(null, bytes as unknown as number[])
+    : asBuffer(bytes).toString('latin1');
 }
 
 /** The key group a cache id belongs to (its first two chars). */
