@@ -1,0 +1,12 @@
+export { murmur3 } from './murmur3';
+export {
+  MAX_MAX_PARALLELISM,
+  InvalidParallelismError,
+  assertParallelism,
+  keyGroupFor,
+  keyGroupRangeFor,
+  defaultOwnerOf,
+  type KeyGroupRange,
+} from './key-groups';
+export { encodeKey, decodeKey, keyId, InvalidKeyError, type KeyValue } from './key-serde';
+export { RoutingTable, RoutingError } from './routing-table';

@@ -1,0 +1,223 @@
+/**
+ * Operators chained inside one subtask (forward edges): stateless transforms, and the terminals a chain ends in —
+ * sinks, keyed exchanges and broadcast exchanges. `push` is synchronous; terminals buffer what they receive and the
+ * subtask awaits `flush()` once per input batch, so I/O happens per batch, never per record.
+ */
+import { encodeKey, keyGroupFor, type KeyValue } from '../keygroups';
+import type { SinkWriter } from './connectors/sink-writers';
+import type { BroadcastSender, KeyedSender } from './exchange/exchange';
+import { encodeForDeadLetter, errorMessage, type ChainEnvLike } from './ports';
+import type { KeyedRecord, StreamRecord } from './records';
+
+export interface ChainNode {
+  push(records: readonly StreamRecord[]): void;
+}
+
+export interface ChainTerminal {
+  flush(): Promise<void>;
+  onWatermark(watermark: number): Promise<void>;
+  onIdle(): Promise<void>;
+  onEnd(): Promise<void>;
+}
+
+export type ChainEnv = ChainEnvLike;
+
+type StatelessKind = 'map' | 'filter' | 'flatMap';
+
+/**
+ * A stateless operator. The whole batch goes through the user function in one call; if that call throws, the batch
+ * is re-run record by record so only the poison record(s) go to the dead-letter queue. Safe because these operators
+ * hold no state, so re-running has no side effect beyond the discarded outputs.
+ */
+export class StatelessNode implements ChainNode {
+  constructor(
+    private readonly kind: StatelessKind,
+    private readonly operatorId: string,
+    private readonly fn: (value: unknown) => unknown,
+    private readonly env: ChainEnv,
+    private readonly next: ChainNode[],
+  ) {}
+
+  push(records: readonly StreamRecord[]): void {
+    let out: StreamRecord[];
+    try {
+      out = this.run(records);
+    } catch {
+      out = [];
+      for (const record of records) {
+        try {
+          out.push(...this.run([record]));
+        } catch (err) {
+          this.env.deadLetters.add({
+            tenantId: this.env.tenantId,
+            jobId: this.env.jobId,
+            operatorId: this.operatorId,
+            subtask: this.env.subtask,
+            reason: 'user-function',
+            error: errorMessage(err),
+            payload: encodeForDeadLetter(record.value, record.raw),
+            timestamp: record.timestamp,
+          });
+        }
+      }
+    }
+    if (out.length > 0) for (const n of this.next) n.push(out);
+  }
+
+  private run(records: readonly StreamRecord[]): StreamRecord[] {
+    const fn = this.fn;
+    const out: StreamRecord[] = [];
+    switch (this.kind) {
+      case 'map':
+        for (const r of records) out.push({ value: fn(r.value), timestamp: r.timestamp, ingestMs: r.ingestMs });
+        break;
+      case 'filter':
+        for (const r of records) if (fn(r.value)) out.push(r);
+        break;
+      case 'flatMap':
+        for (const r of records) {
+          for (const value of fn(r.value) as Iterable<unknown>) out.push({ value, timestamp: r.timestamp, ingestMs: r.ingestMs });
+        }
+        break;
+    }
+    return out;
+  }
+}
+
+/** Hands records to a sink once per batch; event-time and processing-time latency are measured here. */
+export class SinkTerminal implements ChainNode, ChainTerminal {
+  private pending: StreamRecord[] = [];
+
+  constructor(
+    private readonly writer: SinkWriter,
+    private readonly env: ChainEnv,
+  ) {}
+
+  push(records: readonly StreamRecord[]): void {
+    for (const r of records) this.pending.push(r);
+  }
+
+  async flush(): Promise<void> {
+    if (this.pending.length === 0) return;
+    const batch = this.pending;
+    this.pending = [];
+    const eventTimes = new Array<number>(batch.length);
+    const ingestTimes = new Array<number>(batch.length);
+    for (let i = 0; i < batch.length; i++) {
+      eventTimes[i] = batch[i].timestamp;
+      ingestTimes[i] = batch[i].ingestMs;
+    }
+    this.env.metrics.recordLatencies(eventTimes, ingestTimes, this.env.clock.now());
+    this.env.metrics.onBatchOut(batch.length);
+    await this.writer.write(batch);
+  }
+
+  onWatermark(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  onIdle(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  onEnd(): Promise<void> {
+    return this.writer.close();
+  }
+}
+
+/** keyBy: computes key → serialised key → key group, then hands the batch to the keyed exchange. */
+export class KeyByTerminal implements ChainNode, ChainTerminal {
+  private pending: KeyedRecord[] = [];
+
+  constructor(
+    private readonly operatorId: string,
+    private readonly selector: (value: unknown) => KeyValue,
+    private readonly maxParallelism: number,
+    private readonly sender: KeyedSender,
+    private readonly env: ChainEnv,
+  ) {}
+
+  push(records: readonly StreamRecord[]): void {
+    for (const r of records) {
+      try {
+        const key = this.selector(r.value);
+        const keyBytes = encodeKey(key);
+        this.pending.push({
+          value: r.value,
+          timestamp: r.timestamp,
+          ingestMs: r.ingestMs,
+          raw: r.raw,
+          key,
+          keyBytes,
+          keyGroup: keyGroupFor(keyBytes, this.maxParallelism),
+        });
+      } catch (err) {
+        this.env.deadLetters.add({
+          tenantId: this.env.tenantId,
+          jobId: this.env.jobId,
+          operatorId: this.operatorId,
+          subtask: this.env.subtask,
+          reason: 'key',
+          error: errorMessage(err),
+          payload: encodeForDeadLetter(r.value, r.raw),
+          timestamp: r.timestamp,
+        });
+      }
+    }
+  }
+
+  async flush(): Promise<void> {
+    if (this.pending.length === 0) return;
+    const batch = this.pending;
+    this.pending = [];
+    this.env.metrics.onBatchOut(batch.length);
+    await this.sender.send(this.env.subtask, batch);
+  }
+
+  onWatermark(watermark: number): Promise<void> {
+    return this.sender.sendWatermark(this.env.subtask, watermark);
+  }
+
+  onIdle(): Promise<void> {
+    return this.sender.sendIdle(this.env.subtask);
+  }
+
+  onEnd(): Promise<void> {
+    return this.sender.sendEnd(this.env.subtask);
+  }
+}
+
+/** The broadcast side of connect(): every record goes to every subtask of the connected operator. */
+export class BroadcastTerminal implements ChainNode, ChainTerminal {
+  private pending: StreamRecord[] = [];
+
+  constructor(
+    private readonly sender: BroadcastSender,
+    private readonly env: ChainEnv,
+  ) {}
+
+  push(records: readonly StreamRecord[]): void {
+    for (const r of records) this.pending.push(r);
+  }
+
+  async flush(): Promise<void> {
+    if (this.pending.length === 0) return;
+    const batch = this.pending;
+    this.pending = [];
+    this.env.metrics.onBatchOut(batch.length);
+    await this.sender.send(this.env.subtask, batch);
+  }
+
+  /** Broadcast inputs do not take part in event time (see docs/engine.md). */
+  onWatermark(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  onIdle(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  onEnd(): Promise<void> {
+    return this.sender.sendEnd(this.env.subtask);
+  }
+}

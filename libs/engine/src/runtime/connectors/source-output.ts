@@ -1,0 +1,91 @@
+import type { EventTimeOptions } from '../../sdk/connectors';
+import { encodeForDeadLetter, errorMessage, type ChainEnvLike } from '../ports';
+import type { InputQueue } from '../queue';
+import type { StreamRecord } from '../records';
+import { SourceWatermarks } from '../watermarks';
+
+export interface SourceInput {
+  readonly value: unknown;
+  /** Kafka record timestamp / generator scheduled time, used when the spec has no timestamp assigner. */
+  readonly sourceTimestamp: number;
+  readonly raw?: Buffer;
+}
+
+/**
+ * What every source subtask shares: assigns event time, tracks per-partition watermarks (bounded out-of-orderness,
+ * idleness) and offers batches to the subtask's input queue.
+ */
+export class SourceOutput {
+  private readonly watermarks: SourceWatermarks | null;
+
+  constructor(
+    private readonly operatorId: string,
+    private readonly queue: InputQueue,
+    private readonly spec: EventTimeOptions<unknown>,
+    partitions: readonly number[],
+    private readonly env: ChainEnvLike,
+  ) {
+    const wm = spec.watermarks;
+    this.watermarks = wm ? new SourceWatermarks(wm.maxOutOfOrdernessMs, wm.idleTimeoutMs, partitions, env.clock.now()) : null;
+  }
+
+  /** Offers one partition's batch, then any watermark it allows. Resolves when the queue has room again. */
+  emit(partition: number, inputs: readonly SourceInput[]): Promise<void> {
+    const now = this.env.clock.now();
+    const assign = this.spec.timestamps;
+    const records: StreamRecord[] = [];
+    for (const input of inputs) {
+      let timestamp = input.sourceTimestamp;
+      if (assign) {
+        try {
+          timestamp = assign(input.value, input.sourceTimestamp);
+        } catch (err) {
+          this.deadLetter(input, err);
+          continue;
+        }
+      }
+      records.push({ value: input.value, timestamp, ingestMs: now, raw: input.raw });
+      this.watermarks?.observe(partition, timestamp, now);
+    }
+    if (records.length > 0) {
+      this.env.metrics.onBatchIn(records.length);
+      this.queue.offer({ kind: 'data', channel: 0, records });
+    }
+    this.tick();
+    return this.queue.writable();
+  }
+
+  /** Wakes the subtask so dead letters of an all-poison batch are written. */
+  flushDeadLettersOnly(): void {
+    this.queue.offer({ kind: 'data', channel: 0, records: [] });
+  }
+
+  /** Re-evaluates the watermark (idleness depends on processing time passing without records). */
+  tick(): void {
+    const next = this.watermarks?.poll(this.env.clock.now());
+    if (next === 'idle') this.queue.offer({ kind: 'idle', channel: 0 });
+    else if (typeof next === 'number') this.queue.offer({ kind: 'watermark', channel: 0, watermark: next });
+  }
+
+  /** An explicit watermark (test driver). */
+  watermark(watermark: number): void {
+    this.queue.offer({ kind: 'watermark', channel: 0, watermark });
+  }
+
+  end(): void {
+    this.queue.offer({ kind: 'end', channel: 0, lane: 'data' });
+  }
+
+  deadLetter(input: { value?: unknown; raw?: Buffer; sourceTimestamp: number }, err: unknown, reason: 'decode' | 'user-function' = 'user-function'): void {
+    this.env.deadLetters.add({
+      tenantId: this.env.tenantId,
+      jobId: this.env.jobId,
+      operatorId: this.operatorId,
+      subtask: this.env.subtask,
+      reason,
+      error: errorMessage(err),
+      payload: encodeForDeadLetter(input.value, input.raw),
+      timestamp: input.sourceTimestamp,
+    });
+  }
+}

@@ -1,0 +1,149 @@
+import type { ConsumedRecord, KafkaConnector, KafkaReader } from '@weir/kafka';
+import type { GeneratorSourceSpec, KafkaSourceSpec } from '../../sdk/connectors';
+import type { SourceOutput, SourceInput } from './source-output';
+
+/** A running source subtask: reads in batches and offers them to its subtask until stopped or exhausted. */
+export interface SourcePump {
+  run(): Promise<void>;
+  stop(): void;
+  /** Per partition, the next offset to read (what a checkpoint stores); empty for non-Kafka sources. */
+  positions(): ReadonlyMap<string, string>;
+}
+
+const BATCH = 500;
+
+/** SplitMix32-style PRNG seeded per record index, so output depends only on (seed, index), not on parallelism. */
+export function seededRandom(seed: number, index: number): () => number {
+  let state = (Math.imul(seed | 0, 0x9e3779b1) ^ Math.imul(index + 1, 0x85ebca6b)) >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/**
+ * Deterministic generator. Subtask s of P produces indexes s, s+P, s+2P…; at a fixed rate, record i is scheduled at
+ * start + i/rate and stamped with that scheduled time, so a stall shows up as latency (no coordinated omission).
+ */
+export class GeneratorPump implements SourcePump {
+  private stopped = false;
+
+  constructor(
+    private readonly spec: GeneratorSourceSpec<unknown>,
+    private readonly subtask: number,
+    private readonly parallelism: number,
+    private readonly out: SourceOutput,
+    private readonly now: () => number,
+  ) {}
+
+  async run(): Promise<void> {
+    const { spec, subtask, parallelism } = this;
+    const start = this.now();
+    const intervalMs = spec.ratePerSec ? 1000 / spec.ratePerSec : 0;
+    let index = subtask;
+    while (!this.stopped && (spec.count === undefined || index < spec.count)) {
+      const batch: SourceInput[] = [];
+      const now = this.now();
+      while (batch.length < BATCH && (spec.count === undefined || index < spec.count)) {
+        const scheduled = intervalMs > 0 ? start + index * intervalMs : now;
+        if (scheduled > now) break;
+        batch.push({ value: spec.generate(index, seededRandom(spec.seed, index)), sourceTimestamp: Math.floor(scheduled) });
+        index += parallelism;
+      }
+      if (batch.length > 0) await this.out.emit(0, batch);
+      else {
+        this.out.tick();
+        const next = start + index * intervalMs;
+        await sleep(Math.max(1, Math.min(50, next - this.now())));
+      }
+    }
+    if (!this.stopped) this.out.end();
+  }
+
+  stop(): void {
+    this.stopped = true;
+  }
+
+  positions(): ReadonlyMap<string, string> {
+    return new Map();
+  }
+}
+
+/** Kafka source subtask: explicit partition assignments, engine-owned offsets, per-partition watermarks. */
+export class KafkaPump implements SourcePump {
+  private stopped = false;
+  private readonly reader: KafkaReader;
+
+  constructor(
+    kafka: KafkaConnector,
+    readerId: string,
+    private readonly spec: KafkaSourceSpec<unknown>,
+    partitions: readonly number[],
+    private readonly out: SourceOutput,
+    startOffsets?: ReadonlyMap<number, string>,
+  ) {
+    this.reader = kafka.reader({
+      readerId,
+      assignments: partitions.map((partition) => ({
+        topic: spec.topic,
+        partition,
+        offset: startOffsets?.get(partition) ?? spec.startFrom,
+      })),
+      maxBufferedRecords: 20_000,
+    });
+  }
+
+  async run(): Promise<void> {
+    await this.reader.start();
+    try {
+      while (!this.stopped) {
+        const records = await this.reader.poll(2_000, 100);
+        if (records.length === 0) {
+          this.out.tick();
+          continue;
+        }
+        await this.emitByPartition(records);
+      }
+    } finally {
+      await this.reader.close();
+    }
+  }
+
+  stop(): void {
+    this.stopped = true;
+  }
+
+  positions(): ReadonlyMap<string, string> {
+    return this.reader.positions();
+  }
+
+  private async emitByPartition(records: readonly ConsumedRecord[]): Promise<void> {
+    const byPartition = new Map<number, SourceInput[]>();
+    const format = this.spec.format;
+    for (const r of records) {
+      const raw = r.value ?? Buffer.alloc(0);
+      let value: unknown;
+      try {
+        value = format.decode(raw);
+      } catch (err) {
+        this.out.deadLetter({ raw, sourceTimestamp: r.timestamp }, err, 'decode');
+        continue;
+      }
+      let list = byPartition.get(r.partition);
+      if (!list) byPartition.set(r.partition, (list = []));
+      list.push({ value, sourceTimestamp: r.timestamp, raw });
+    }
+    if (byPartition.size === 0) {
+      this.out.flushDeadLettersOnly();
+      return;
+    }
+    for (const [partition, inputs] of byPartition) await this.out.emit(partition, inputs);
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

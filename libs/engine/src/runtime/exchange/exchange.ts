@@ -1,0 +1,24 @@
+import type { KeyedRecord, StreamRecord } from '../records';
+
+/** The sending side of a keyBy edge. `channel` is the sending subtask's index. */
+export interface KeyedSender {
+  send(channel: number, records: readonly KeyedRecord[]): Promise<void>;
+  sendWatermark(channel: number, watermark: number): Promise<void>;
+  sendIdle(channel: number): Promise<void>;
+  sendEnd(channel: number): Promise<void>;
+}
+
+/** The sending side of a broadcast edge: every record reaches every receiving subtask. */
+export interface BroadcastSender {
+  send(channel: number, records: readonly StreamRecord[]): Promise<void>;
+  sendEnd(channel: number): Promise<void>;
+}
+
+export interface KeyGroupMove {
+  readonly keyGroup: number;
+  readonly toSubtask: number;
+}
+
+export class ExchangeError extends Error {
+  override readonly name = 'ExchangeError';
+}

@@ -1,0 +1,13 @@
+export {
+  runJob,
+  JobRunError,
+  type RunJobOptions,
+  type RunningJob,
+  type SubtaskContext,
+  type MemorySourceRecord,
+} from './run-job';
+export type { ParallelismOption } from './plan';
+export { systemClock, type Clock, type DeadLetter } from './ports';
+export type { CollectedRecord } from './connectors/sink-writers';
+export { ExchangeError, type KeyGroupMove } from './exchange/exchange';
+export { UndeclaredStateError } from './keyed-state';

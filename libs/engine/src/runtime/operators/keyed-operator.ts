@@ -1,0 +1,250 @@
+import type { KeyedStateBackend, StateRef } from '@weir/state';
+import { decodeKey, keyId, type KeyValue } from '../../keygroups';
+import type { Collector, KeyedContext, OperatorInfo, OutputTag, TimeDomain, TimerService } from '../../sdk/functions';
+import type { AnyStateDescriptor, ListState, MapState, ValueState } from '../../sdk/state';
+import type { ChainEnv } from '../chain';
+import { KeyedStateAccess } from '../keyed-state';
+import { encodeForDeadLetter, errorMessage } from '../ports';
+import { type KeyedRecord, MIN_WATERMARK, type StreamRecord } from '../records';
+import { type DueTimer, TimerStore } from '../timers';
+
+export interface KeyedOperatorEnv extends ChainEnv {
+  readonly operatorId: string;
+  readonly parallelism: number;
+  readonly backend: KeyedStateBackend;
+  /** Key groups this subtask owns now (the runtime keeps it current across moves). */
+  readonly ownedKeyGroups: Set<number>;
+  /** Receives the main output of each batch, once per batch. */
+  readonly emit: (records: readonly StreamRecord[]) => void;
+  /** Receives side outputs by tag id. */
+  readonly emitSide: (tagId: string, records: readonly StreamRecord[]) => void;
+}
+
+/**
+ * The batch loop every keyed operator shares: prefetch the state of every key in the batch (one awaited call), run
+ * user code synchronously per record, flush state (one awaited call), then emit the batch's outputs.
+ * User code that throws on a record sends that record to the dead-letter queue; the batch goes on.
+ */
+export abstract class KeyedOperator {
+  protected readonly state: KeyedStateAccess;
+  protected readonly timers: TimerStore;
+  protected watermark = MIN_WATERMARK;
+  protected readonly info: OperatorInfo;
+  private out: StreamRecord[] = [];
+  private readonly sides = new Map<string, StreamRecord[]>();
+  private currentKey: KeyValue | undefined;
+  private currentKeyBytes: Uint8Array = new Uint8Array();
+  private currentKeyGroup = 0;
+  private currentTimestamp = 0;
+  private currentIngest = 0;
+  protected readonly collector: Collector<unknown>;
+  protected readonly ctx: KeyedContext<KeyValue>;
+
+  constructor(
+    protected readonly env: KeyedOperatorEnv,
+    descriptors: readonly AnyStateDescriptor[],
+  ) {
+    const now = () => env.clock.now();
+    this.state = new KeyedStateAccess(env.backend, env.operatorId, descriptors, now);
+    this.timers = new TimerStore(env.backend, env.operatorId, (kg) => env.ownedKeyGroups.has(kg));
+    this.info = {
+      tenantId: env.tenantId,
+      jobId: env.jobId,
+      operatorId: env.operatorId,
+      subtask: env.subtask,
+      parallelism: env.parallelism,
+    };
+    this.collector = { collect: (value, timestamp) => this.emitOne(value, timestamp) };
+    this.ctx = this.makeContext();
+  }
+
+  /** Extra namespaces (besides declared state and timers) to prefetch per key, e.g. window contents. */
+  protected extraNamespaces(): string[] {
+    return [];
+  }
+
+  protected abstract onElement(record: KeyedRecord): void;
+  protected abstract onTimerFired(timer: DueTimer): void;
+
+  async open(): Promise<void> {
+    const now = this.env.clock.now();
+    for (const kg of this.env.ownedKeyGroups) await this.timers.load(kg, now);
+  }
+
+  async processBatch(records: readonly KeyedRecord[]): Promise<void> {
+    await this.prefetch(records);
+    for (const r of records) {
+      this.setCurrent(r.key, r.keyGroup, r.keyBytes, r.timestamp, r.ingestMs);
+      try {
+        this.onElement(r);
+      } catch (err) {
+        this.deadLetter(r.value, r.raw, r.timestamp, err);
+      }
+    }
+    await this.env.backend.flush();
+    this.drain();
+  }
+
+  async advanceWatermark(watermark: number): Promise<void> {
+    if (watermark <= this.watermark) return;
+    this.watermark = watermark;
+    await this.fire('event', watermark);
+  }
+
+  async advanceProcessingTime(now: number): Promise<void> {
+    await this.fire('processing', now);
+  }
+
+  nextProcessingTimer(): number | undefined {
+    return this.timers.nextTimestamp('processing');
+  }
+
+  get currentWatermark(): number {
+    return this.watermark;
+  }
+
+  /** Hand-over out: flushed image of one key group's state (timers included); the key group leaves this subtask. */
+  async releaseKeyGroup(keyGroup: number): Promise<Uint8Array> {
+    await this.env.backend.flush();
+    const image = await this.env.backend.snapshotKeyGroup(keyGroup);
+    await this.env.backend.dropKeyGroup(keyGroup);
+    this.env.ownedKeyGroups.delete(keyGroup);
+    this.timers.unload(keyGroup);
+    return image;
+  }
+
+  /** Hand-over in: restores one key group's image and re-arms its timers. */
+  async adoptKeyGroup(keyGroup: number, image: Uint8Array): Promise<void> {
+    await this.env.backend.restoreKeyGroup(keyGroup, image);
+    this.env.ownedKeyGroups.add(keyGroup);
+    await this.timers.load(keyGroup, this.env.clock.now());
+  }
+
+  /** Operator state outside keyed state (broadcast state), for snapshots. */
+  snapshotOperatorState(): unknown {
+    return null;
+  }
+
+  restoreOperatorState(_state: unknown): void {}
+
+  private async fire(domain: TimeDomain, upTo: number): Promise<void> {
+    for (;;) {
+      const due = this.timers.takeDue(domain, upTo);
+      if (due.length === 0) return;
+      await this.prefetch(due);
+      const now = this.env.clock.now();
+      for (const t of due) {
+        const key = decodeKey(t.keyBytes);
+        this.setCurrent(key, t.keyGroup, t.keyBytes, t.timestamp, now);
+        this.timers.fired(t, now);
+        try {
+          this.onTimerFired(t);
+        } catch (err) {
+          this.deadLetter({ timer: t.timestamp, domain: t.domain, key }, undefined, t.timestamp, err);
+        }
+      }
+      await this.env.backend.flush();
+      this.drain();
+    }
+  }
+
+  private async prefetch(items: readonly { keyGroup: number; keyBytes: Uint8Array }[]): Promise<void> {
+    const namespaces = [...this.state.namespaces(), this.timers.namespace, ...this.extraNamespaces()];
+    const seen = new Set<string>();
+    const refs: StateRef[] = [];
+    for (const { keyGroup, keyBytes } of items) {
+      const id = keyId(keyBytes);
+      if (seen.has(id)) continue;
+      seen.add(id);
+      for (const namespace of namespaces) refs.push({ keyGroup, namespace, key: keyBytes });
+    }
+    await this.env.backend.prefetch(refs);
+  }
+
+  protected setCurrent(key: KeyValue, keyGroup: number, keyBytes: Uint8Array, timestamp: number, ingestMs: number): void {
+    this.currentKey = key;
+    this.currentKeyBytes = keyBytes;
+    this.currentKeyGroup = keyGroup;
+    this.currentTimestamp = timestamp;
+    this.currentIngest = ingestMs;
+    this.state.setKey(keyGroup, keyBytes);
+    this.timers.setKey(keyGroup, keyBytes);
+  }
+
+  /** The state address of the current key in one namespace. */
+  protected currentRef(namespace: string): StateRef {
+    return { keyGroup: this.currentKeyGroup, namespace, key: this.currentKeyBytes };
+  }
+
+  protected emitOne(value: unknown, timestamp?: number): void {
+    this.out.push({ value, timestamp: timestamp ?? this.currentTimestamp, ingestMs: this.currentIngest });
+  }
+
+  protected emitRecord(record: StreamRecord): void {
+    this.out.push(record);
+  }
+
+  protected emitSide(tagId: string, value: unknown, timestamp?: number): void {
+    let list = this.sides.get(tagId);
+    if (!list) this.sides.set(tagId, (list = []));
+    list.push({ value, timestamp: timestamp ?? this.currentTimestamp, ingestMs: this.currentIngest });
+  }
+
+  protected deadLetter(value: unknown, raw: Buffer | undefined, timestamp: number, err: unknown): void {
+    this.env.deadLetters.add({
+      tenantId: this.env.tenantId,
+      jobId: this.env.jobId,
+      operatorId: this.env.operatorId,
+      subtask: this.env.subtask,
+      reason: 'user-function',
+      error: errorMessage(err),
+      payload: encodeForDeadLetter(value, raw),
+      timestamp,
+    });
+  }
+
+  protected drain(): void {
+    if (this.out.length > 0) {
+      const out = this.out;
+      this.out = [];
+      this.env.emit(out);
+    }
+    for (const [tag, list] of this.sides) {
+      if (list.length === 0) continue;
+      this.sides.set(tag, []);
+      this.env.emitSide(tag, list);
+    }
+  }
+
+  private makeContext(): KeyedContext<KeyValue> {
+    // eslint-disable-next-line @typescript-eslint/no-this-alias -- one context object reused for every record
+    const self = this;
+    const clock = this.env.clock;
+    const timers: TimerService = {
+      get currentWatermark() {
+        return self.watermark;
+      },
+      get currentProcessingTime() {
+        return clock.now();
+      },
+      registerEventTimeTimer: (ts) => self.timers.register('event', ts, clock.now()),
+      registerProcessingTimeTimer: (ts) => self.timers.register('processing', ts, clock.now()),
+      deleteEventTimeTimer: (ts) => self.timers.delete('event', ts, clock.now()),
+      deleteProcessingTimeTimer: (ts) => self.timers.delete('processing', ts, clock.now()),
+    };
+    return {
+      get key() {
+        return self.currentKey as KeyValue;
+      },
+      get timestamp() {
+        return self.currentTimestamp;
+      },
+      timers,
+      operator: this.info,
+      state: <T>(d: AnyStateDescriptor) => self.state.value<T>(d) as ValueState<T>,
+      mapState: <V>(d: AnyStateDescriptor) => self.state.map<V>(d) as MapState<V>,
+      listState: <T>(d: AnyStateDescriptor) => self.state.list<T>(d) as ListState<T>,
+      output: <S>(tag: OutputTag<S>, value: S) => self.emitSide(tag.id, value),
+    };
+  }
+}

@@ -1,0 +1,132 @@
+import type { KeyValue } from '../../keygroups';
+import { assignWindows, type TimeWindow, type WindowAssigner, type WindowFunctionSpec, type WindowOptions } from '../../sdk/windows';
+import type { KeyedRecord } from '../records';
+import type { DueTimer } from '../timers';
+import { KeyedOperator, type KeyedOperatorEnv } from './keyed-operator';
+
+/** One open window of one key: [s, e) and its accumulator. Plain data so any state backend can store it. */
+interface WindowEntry {
+  s: number;
+  e: number;
+  a: unknown;
+}
+
+/**
+ * Event-time windows (tumbling, sliding, session) over keyed state. Per key, the open windows live in one state
+ * entry; one event-time timer per distinct (window end − 1) fires them, and with allowed lateness a second timer at
+ * (end − 1 + lateness) purges them. A late record within the lateness updates its window and fires it again at
+ * once; a record later than that goes to the late side output (or is dropped).
+ */
+export class WindowOperator extends KeyedOperator {
+  private readonly namespace: string;
+  private readonly lateness: number;
+  private readonly lateTag: string | undefined;
+
+  constructor(
+    env: KeyedOperatorEnv,
+    private readonly assigner: WindowAssigner,
+    private readonly fn: WindowFunctionSpec<KeyValue, unknown, unknown>,
+    options: WindowOptions<unknown>,
+  ) {
+    super(env, []);
+    this.namespace = `${env.operatorId}/__windows`;
+    this.lateness = options.allowedLatenessMs ?? 0;
+    this.lateTag = options.lateOutputTag?.id;
+  }
+
+  protected override extraNamespaces(): string[] {
+    return [this.namespace];
+  }
+
+  protected onElement(record: KeyedRecord): void {
+    const ref = this.ref();
+    const now = this.env.clock.now();
+    let windows = this.env.backend.get<WindowEntry[]>(ref, now) ?? [];
+    const fireNow: WindowEntry[] = [];
+    let accepted = false;
+    for (const w of assignWindows(this.assigner, record.timestamp)) {
+      if (this.isExpired(w.end)) continue;
+      accepted = true;
+      let entry: WindowEntry;
+      if (this.assigner.kind === 'session') {
+        ({ windows, entry } = this.mergeSession(windows, w));
+      } else {
+        const found = windows.find((x) => x.s === w.start && x.e === w.end);
+        entry = found ?? { s: w.start, e: w.end, a: this.fn.createAccumulator() };
+        if (!found) windows = [...windows, entry];
+      }
+      entry.a = this.fn.add(record.value, entry.a);
+      this.armTimers(entry.e);
+      if (entry.e - 1 <= this.watermark) fireNow.push(entry);
+    }
+    if (!accepted) {
+      if (this.lateTag) this.emitSide(this.lateTag, record.value, record.timestamp);
+      return;
+    }
+    this.env.backend.put(ref, windows);
+    for (const entry of fireNow) this.emitWindow(entry);
+  }
+
+  protected onTimerFired(timer: DueTimer): void {
+    const ref = this.ref();
+    const windows = this.env.backend.get<WindowEntry[]>(ref, this.env.clock.now());
+    if (!windows) return;
+    const keep: WindowEntry[] = [];
+    for (const w of windows) {
+      if (w.e - 1 === timer.timestamp) this.emitWindow(w);
+      if (!this.isExpiredAt(w.e, timer.timestamp)) keep.push(w);
+    }
+    if (keep.length === 0) this.env.backend.delete(ref);
+    else if (keep.length !== windows.length) this.env.backend.put(ref, keep);
+  }
+
+  /** Merges a new session window with every existing window it overlaps or touches. */
+  private mergeSession(windows: WindowEntry[], w: TimeWindow): { windows: WindowEntry[]; entry: WindowEntry } {
+    let start = w.start;
+    let end = w.end;
+    let acc: unknown = undefined;
+    const rest: WindowEntry[] = [];
+    for (const x of windows) {
+      if (x.s <= end && x.e >= start) {
+        start = Math.min(start, x.s);
+        end = Math.max(end, x.e);
+        acc = acc === undefined ? x.a : this.fn.merge!(acc, x.a);
+        this.disarmTimers(x.e);
+      } else {
+        rest.push(x);
+      }
+    }
+    // The caller re-arms the merged window's timers (deleting then registering the same timestamp is safe).
+    const entry: WindowEntry = { s: start, e: end, a: acc ?? this.fn.createAccumulator() };
+    return { windows: [...rest, entry], entry };
+  }
+
+  private emitWindow(w: WindowEntry): void {
+    const key = this.ctx.key;
+    for (const value of this.fn.emit(key, { start: w.s, end: w.e }, w.a)) this.emitOne(value, w.e - 1);
+  }
+
+  private armTimers(end: number): void {
+    // A window already past its end fires in onElement; re-arming would fire it once more at the next watermark.
+    if (end - 1 > this.watermark) this.ctx.timers.registerEventTimeTimer(end - 1);
+    if (this.lateness > 0) this.ctx.timers.registerEventTimeTimer(end - 1 + this.lateness);
+  }
+
+  private disarmTimers(end: number): void {
+    this.ctx.timers.deleteEventTimeTimer(end - 1);
+    if (this.lateness > 0) this.ctx.timers.deleteEventTimeTimer(end - 1 + this.lateness);
+  }
+
+  /** A window is gone once the watermark passed end − 1 + allowed lateness. */
+  private isExpired(end: number): boolean {
+    return this.isExpiredAt(end, this.watermark);
+  }
+
+  private isExpiredAt(end: number, time: number): boolean {
+    return end - 1 + this.lateness <= time;
+  }
+
+  private ref() {
+    return this.currentRef(this.namespace);
+  }
+}

@@ -1,0 +1,41 @@
+import type { KeyValue } from '../keygroups';
+
+/** A record inside the engine. Treated as immutable: operators build new records, never edit one. */
+export interface StreamRecord {
+  readonly value: unknown;
+  /** Event time, epoch ms. */
+  readonly timestamp: number;
+  /** Processing time when the record entered the job (read from its source), epoch ms. */
+  readonly ingestMs: number;
+  /** The bytes the record was decoded from, kept for dead letters (sources only). */
+  readonly raw?: Buffer;
+}
+
+/** A record after keyBy: the key, its serialised form and its key group travel with it through the exchange. */
+export interface KeyedRecord extends StreamRecord {
+  readonly key: KeyValue;
+  readonly keyBytes: Uint8Array;
+  readonly keyGroup: number;
+}
+
+export const MIN_WATERMARK = Number.NEGATIVE_INFINITY;
+export const MAX_WATERMARK = Number.POSITIVE_INFINITY;
+
+/** What a subtask's input queue carries. `channel` is the index of the upstream subtask that sent it. */
+export type InputMessage =
+  | { readonly kind: 'data'; readonly channel: number; readonly records: readonly StreamRecord[] }
+  | { readonly kind: 'broadcast'; readonly channel: number; readonly records: readonly StreamRecord[] }
+  | { readonly kind: 'watermark'; readonly channel: number; readonly watermark: number }
+  | { readonly kind: 'idle'; readonly channel: number }
+  | { readonly kind: 'end'; readonly channel: number; readonly lane: 'data' | 'broadcast' }
+  /** Processing time moved (the test driver's clock); lets processing-time timers fire. */
+  | { readonly kind: 'tick' }
+  /**
+   * Runs in-band, between the messages before and after it: key-group hand-over and snapshots use it, so they see
+   * exactly the records that preceded them (the same position a checkpoint barrier marks).
+   */
+  | { readonly kind: 'control'; readonly run: () => Promise<void> };
+
+export function messageSize(message: InputMessage): number {
+  return message.kind === 'data' || message.kind === 'broadcast' ? message.records.length : 1;
+}

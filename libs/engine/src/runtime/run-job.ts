@@ -1,0 +1,469 @@
+import type { KafkaConnector } from '@weir/kafka';
+import { SubtaskMetrics, type SubtaskMetricsSnapshot } from '@weir/metrics';
+import type { KeyedStateBackend } from '@weir/state';
+import { RoutingTable } from '../keygroups';
+import type { JobDefinition, NodeSpec } from '../sdk/graph';
+import { JobDefinitionError } from '../sdk/stream';
+import { BroadcastTerminal, type ChainNode, type ChainTerminal, KeyByTerminal, SinkTerminal, StatelessNode } from './chain';
+import { KafkaDeadLetters, MemoryDeadLetters } from './connectors/dead-letters';
+import { type CollectedRecord, KafkaSinkWriter, MemorySinkWriter, type SinkWriter } from './connectors/sink-writers';
+import { SourceOutput } from './connectors/source-output';
+import { GeneratorPump, KafkaPump, type SourcePump } from './connectors/sources';
+import type { KeyGroupMove } from './exchange/exchange';
+import { MemoryBroadcastExchange, MemoryKeyedExchange } from './exchange/memory-exchange';
+import type { KeyedOperator, KeyedOperatorEnv } from './operators/keyed-operator';
+import { BroadcastProcessOperator, ProcessOperator } from './operators/process-operator';
+import { WindowOperator } from './operators/window-operator';
+import { type JobPlan, type ParallelismOption, planJob, type StagePlan } from './plan';
+import { type ChainEnvLike, type Clock, type DeadLetter, type DeadLetterQueue, systemClock } from './ports';
+import { InFlight, InputQueue } from './queue';
+import { Subtask } from './subtask';
+
+export interface SubtaskContext {
+  readonly tenantId: string;
+  readonly jobId: string;
+  readonly operatorId: string;
+  readonly subtask: number;
+  readonly parallelism: number;
+}
+
+export interface RunJobOptions {
+  readonly tenantId: string;
+  readonly jobId: string;
+  /** Subtasks per stage (a stage is named by its source or keyed operator id). Default 1. */
+  readonly parallelism?: ParallelismOption;
+  /** Needed by Kafka sources, sinks and the dead-letter topic. */
+  readonly kafka?: KafkaConnector;
+  /** Opens the keyed state backend of one keyed subtask (one directory per subtask for the LSM backend). */
+  readonly state: (ctx: SubtaskContext) => Promise<KeyedStateBackend>;
+  /** Dead letters go to this Kafka topic; without it they are kept in memory (RunningJob.deadLetters()). */
+  readonly deadLetterTopic?: string;
+  readonly clock?: Clock;
+  /** Records buffered per subtask input before producers block (backpressure). Default 20,000. */
+  readonly queueCapacity?: number;
+  /** Restored Kafka source offsets: source id → partition → next offset. */
+  readonly sourceOffsets?: Readonly<Record<string, Readonly<Record<number, string>>>>;
+}
+
+export class JobRunError extends Error {
+  override readonly name = 'JobRunError';
+}
+
+export interface MemorySourceRecord<T = unknown> {
+  readonly value: T;
+  /** Event time; without it the source's timestamp assigner (or the current processing time) decides. */
+  readonly timestamp?: number;
+}
+
+export interface RunningJob {
+  readonly tenantId: string;
+  readonly jobId: string;
+  /** Resolves when every subtask has finished (bounded inputs) or after stop(); rejects if a subtask fails. */
+  readonly done: Promise<void>;
+  metrics(): SubtaskMetricsSnapshot[];
+  stop(): Promise<void>;
+  routingTable(operatorId: string): RoutingTable;
+  /** Moves key groups of a keyed operator to other subtasks while the job runs (pause, hand over state, resume). */
+  moveKeyGroups(operatorId: string, moves: readonly KeyGroupMove[]): Promise<RoutingTable>;
+  /** The image of one key group of a keyed operator, taken in-band after every record routed to it so far. */
+  snapshotKeyGroup(operatorId: string, keyGroup: number): Promise<Uint8Array>;
+  restoreKeyGroup(operatorId: string, keyGroup: number, image: Uint8Array): Promise<void>;
+  /** Memory sources: feed records / a watermark / the end of input to one source subtask. */
+  push(sourceId: string, records: readonly MemorySourceRecord[], subtask?: number): void;
+  pushWatermark(sourceId: string, watermark: number, subtask?: number): void;
+  endSource(sourceId: string): void;
+  /** Lets processing-time timers see a clock that moved (manual clocks). */
+  tick(): void;
+  /** Resolves once every message offered so far has been handled (memory inputs; used by the test driver). */
+  quiet(): Promise<void>;
+  collected(sinkId: string): readonly CollectedRecord[];
+  deadLetters(): readonly DeadLetter[];
+  /** Kafka sources: source id → per subtask, partition key → next offset. */
+  sourcePositions(): Record<string, Record<string, string>[]>;
+}
+
+interface StageRuntime {
+  readonly plan: StagePlan;
+  readonly queues: InputQueue[];
+  readonly subtasks: Subtask[];
+  readonly operators: KeyedOperator[];
+  readonly backends: KeyedStateBackend[];
+  readonly metrics: SubtaskMetrics[];
+  readonly pumps: SourcePump[];
+  readonly memoryInputs: SourceOutput[];
+  exchange?: MemoryKeyedExchange;
+  broadcast?: MemoryBroadcastExchange;
+}
+
+/** Starts a job in this process: every stage's subtasks, exchanges in memory, sources pumping. */
+export async function runJob(definition: JobDefinition, options: RunJobOptions): Promise<RunningJob> {
+  const clock = options.clock ?? systemClock;
+  const partitions = await kafkaPartitionCounts(definition, options.kafka);
+  const plan = planJob(definition, options.parallelism ?? 1, (node, asked) =>
+    node.spec.kind === 'kafka' ? Math.max(1, Math.min(asked, partitions.get(node.id)!)) : asked,
+  );
+  return new JobInstance(definition, options, clock, plan, partitions).start();
+}
+
+async function kafkaPartitionCounts(definition: JobDefinition, kafka: KafkaConnector | undefined): Promise<Map<string, number>> {
+  const counts = new Map<string, number>();
+  const kafkaNodes = definition.nodes.filter(
+    (n) => (n.kind === 'source' || n.kind === 'sink') && n.spec.kind === 'kafka',
+  );
+  if (kafkaNodes.length === 0) return counts;
+  if (!kafka) throw new JobRunError(`job "${definition.name}" reads or writes Kafka but no KafkaConnector was given`);
+  const admin = kafka.admin();
+  try {
+    for (const n of kafkaNodes) {
+      if (n.kind === 'source' && n.spec.kind === 'kafka') counts.set(n.id, await admin.partitionCount(n.spec.topic));
+    }
+  } finally {
+    await admin.close();
+  }
+  return counts;
+}
+
+class JobInstance implements RunningJob {
+  readonly tenantId: string;
+  readonly jobId: string;
+  done!: Promise<void>;
+  private readonly inFlight = new InFlight();
+  private readonly stages = new Map<string, StageRuntime>();
+  private readonly sinks = new Map<string, CollectedRecord[]>();
+  private readonly memoryLetters: DeadLetter[] = [];
+  private readonly closables: (() => Promise<void>)[] = [];
+  private stopping: Promise<void> | null = null;
+
+  constructor(
+    private readonly definition: JobDefinition,
+    private readonly options: RunJobOptions,
+    private readonly clock: Clock,
+    private readonly plan: JobPlan,
+    private readonly partitions: Map<string, number>,
+  ) {
+    this.tenantId = options.tenantId;
+    this.jobId = options.jobId;
+  }
+
+  async start(): Promise<this> {
+    const capacity = this.options.queueCapacity ?? 20_000;
+    for (const stage of this.plan.stages) {
+      const queues = Array.from({ length: stage.parallelism }, () => new InputQueue(capacity, this.inFlight));
+      this.stages.set(stage.id, {
+        plan: stage,
+        queues,
+        subtasks: [],
+        operators: [],
+        backends: [],
+        metrics: [],
+        pumps: [],
+        memoryInputs: [],
+      });
+    }
+    for (const rt of this.stages.values()) {
+      if (rt.plan.root.kind === 'source') continue;
+      rt.exchange = new MemoryKeyedExchange(rt.queues, RoutingTable.initial(rt.plan.parallelism, this.definition.maxParallelism));
+      if (rt.plan.broadcastInput) rt.broadcast = new MemoryBroadcastExchange(rt.queues);
+    }
+    try {
+      for (const rt of this.stages.values()) {
+        for (let i = 0; i < rt.plan.parallelism; i++) await this.buildSubtask(rt, i);
+      }
+    } catch (err) {
+      await this.closeAll();
+      throw err;
+    }
+    const runs: Promise<void>[] = [];
+    for (const rt of this.stages.values()) {
+      for (const s of rt.subtasks) runs.push(s.run());
+      for (const p of rt.pumps) runs.push(p.run());
+    }
+    this.done = Promise.all(runs).then(
+      () => this.closeAll(),
+      async (err) => {
+        this.halt();
+        await this.closeAll();
+        throw new JobRunError(`job ${this.jobId} failed: ${(err as Error).message}`, { cause: err });
+      },
+    );
+    this.done.catch(() => undefined);
+    return this;
+  }
+
+  private async buildSubtask(rt: StageRuntime, index: number): Promise<void> {
+    const stage = rt.plan;
+    const root = stage.root;
+    const metrics = new SubtaskMetrics({
+      identity: { tenantId: this.tenantId, jobId: this.jobId, operatorId: stage.id, subtask: index },
+      maxParallelism: this.definition.maxParallelism,
+      nowMs: this.clock.now(),
+    });
+    rt.metrics.push(metrics);
+    const deadLetters = this.deadLetterQueue(stage.id, index, metrics);
+    const env: ChainEnvLike = { tenantId: this.tenantId, jobId: this.jobId, subtask: index, clock: this.clock, deadLetters, metrics };
+    const terminals: ChainTerminal[] = [];
+    const sideOutputs = new Map<string, ChainNode[]>();
+    const mainChildren = (this.plan.children.get(root.id) ?? []).filter((c) => {
+      if (c.kind !== 'sideOutput') return true;
+      sideOutputs.set(c.tag, this.buildChildren(c.id, env, terminals, rt));
+      return false;
+    });
+    const head = mainChildren.flatMap((c) => this.buildNode(c, env, terminals, rt));
+    let operator: KeyedOperator | undefined;
+    if (root.kind === 'source') {
+      this.buildSource(rt, index, env);
+    } else {
+      const ctx: SubtaskContext = { tenantId: this.tenantId, jobId: this.jobId, operatorId: stage.id, subtask: index, parallelism: stage.parallelism };
+      const backend = await this.options.state(ctx);
+      rt.backends.push(backend);
+      const opEnv: KeyedOperatorEnv = {
+        ...env,
+        operatorId: root.id,
+        parallelism: stage.parallelism,
+        backend,
+        ownedKeyGroups: new Set(rt.exchange!.table.keyGroupsOf(index)),
+        emit: (records) => {
+          for (const n of head) n.push(records);
+        },
+        emitSide: (tag, records) => {
+          for (const n of sideOutputs.get(tag) ?? []) n.push(records);
+        },
+      };
+      operator =
+        root.kind === 'process'
+          ? new ProcessOperator(opEnv, root.fn)
+          : root.kind === 'broadcastProcess'
+            ? new BroadcastProcessOperator(opEnv, root.fn)
+            : new WindowOperator(opEnv, root.assigner, root.fn, root.options);
+      rt.operators.push(operator);
+    }
+    const upstream = stage.dataInput ? this.stages.get(stage.dataInput.stageId)!.plan.parallelism : 1;
+    const broadcastChannels = stage.broadcastInput ? this.stages.get(stage.broadcastInput.stageId)!.plan.parallelism : 0;
+    rt.subtasks.push(
+      new Subtask({ env, queue: rt.queues[index], head, terminals, operator, dataChannels: upstream, broadcastChannels }),
+    );
+  }
+
+  private buildChildren(nodeId: string, env: ChainEnvLike, terminals: ChainTerminal[], rt: StageRuntime): ChainNode[] {
+    return (this.plan.children.get(nodeId) ?? []).flatMap((c) => this.buildNode(c, env, terminals, rt));
+  }
+
+  private buildNode(node: NodeSpec, env: ChainEnvLike, terminals: ChainTerminal[], rt: StageRuntime): ChainNode[] {
+    switch (node.kind) {
+      case 'map':
+      case 'filter':
+      case 'flatMap':
+        return [new StatelessNode(node.kind, node.id, node.fn as (v: unknown) => unknown, env, this.buildChildren(node.id, env, terminals, rt))];
+      case 'sink': {
+        const terminal = new SinkTerminal(this.sinkWriter(node, env.subtask), env);
+        terminals.push(terminal);
+        return [terminal];
+      }
+      case 'keyBy':
+        // One exchange per keyed operator reading this keyBy (two windows over the same keys, say).
+        return (this.plan.children.get(node.id) ?? []).map((target) => {
+          const exchange = this.stages.get(target.id)!.exchange!;
+          const terminal = new KeyByTerminal(node.id, node.selector, this.definition.maxParallelism, exchange, env);
+          terminals.push(terminal);
+          return terminal;
+        });
+      case 'broadcast': {
+        const targets = (this.plan.children.get(node.id) ?? []).filter((c) => c.kind === 'broadcastProcess');
+        return targets.map((t) => {
+          const terminal = new BroadcastTerminal(this.stages.get(t.id)!.broadcast!, env);
+          terminals.push(terminal);
+          return terminal;
+        });
+      }
+      case 'sideOutput':
+        throw new JobDefinitionError(`side output "${node.id}" must read from a keyed operator (process or window)`);
+      default:
+        // Keyed operators start their own stage; a forward edge into one does not exist.
+        return [];
+    }
+  }
+
+  private buildSource(rt: StageRuntime, index: number, env: ChainEnvLike): void {
+    const root = rt.plan.root as Extract<NodeSpec, { kind: 'source' }>;
+    const spec = root.spec;
+    const p = rt.plan.parallelism;
+    if (spec.kind === 'kafka') {
+      const count = this.partitions.get(root.id)!;
+      const mine = range(count).filter((partition) => partition % p === index);
+      const out = new SourceOutput(root.id, rt.queues[index], spec, mine, env);
+      const offsets = this.options.sourceOffsets?.[root.id];
+      const start = offsets ? new Map(Object.entries(offsets).map(([k, v]) => [Number(k), v])) : undefined;
+      const readerId = `weir-${this.tenantId}-${this.jobId}-${root.id}-${index}`;
+      rt.pumps.push(new KafkaPump(this.options.kafka!, readerId, spec, mine, out, start));
+    } else if (spec.kind === 'generator') {
+      const out = new SourceOutput(root.id, rt.queues[index], spec, [0], env);
+      rt.pumps.push(new GeneratorPump(spec, index, p, out, () => this.clock.now()));
+    } else {
+      rt.memoryInputs.push(new SourceOutput(root.id, rt.queues[index], spec, [0], env));
+    }
+  }
+
+  private sinkWriter(node: Extract<NodeSpec, { kind: 'sink' }>, subtask: number): SinkWriter {
+    if (node.spec.kind === 'kafka') {
+      if (!this.options.kafka) throw new JobRunError(`sink "${node.id}" writes Kafka but no KafkaConnector was given`);
+      const writer = new KafkaSinkWriter(this.options.kafka, `weir-${this.tenantId}-${this.jobId}-${node.id}-${subtask}`, node.spec);
+      this.closables.push(() => writer.close());
+      return writer;
+    }
+    let into = this.sinks.get(node.id);
+    if (!into) this.sinks.set(node.id, (into = []));
+    return new MemorySinkWriter(into);
+  }
+
+  private deadLetterQueue(stageId: string, subtask: number, metrics: SubtaskMetrics): DeadLetterQueue {
+    const topic = this.options.deadLetterTopic;
+    if (topic) {
+      if (!this.options.kafka) throw new JobRunError(`deadLetterTopic "${topic}" needs a KafkaConnector`);
+      const dlq = new KafkaDeadLetters(this.options.kafka, `weir-${this.tenantId}-${this.jobId}-${stageId}-${subtask}-dlq`, topic, metrics);
+      this.closables.push(() => dlq.close());
+      return dlq;
+    }
+    return new MemoryDeadLetters(this.memoryLetters, metrics);
+  }
+
+  metrics(): SubtaskMetricsSnapshot[] {
+    const now = this.clock.now();
+    const out: SubtaskMetricsSnapshot[] = [];
+    for (const rt of this.stages.values()) {
+      rt.metrics.forEach((m, i) => out.push(m.snapshot(now, rt.subtasks[i].currentWatermark)));
+    }
+    return out;
+  }
+
+  routingTable(operatorId: string): RoutingTable {
+    return this.keyedStage(operatorId).exchange!.table;
+  }
+
+  moveKeyGroups(operatorId: string, moves: readonly KeyGroupMove[]): Promise<RoutingTable> {
+    const rt = this.keyedStage(operatorId);
+    return rt.exchange!.move(moves, async (keyGroup, from, to) => {
+      const image = await this.inBand(rt.queues[from], () => rt.operators[from].releaseKeyGroup(keyGroup));
+      await this.inBand(rt.queues[to], () => rt.operators[to].adoptKeyGroup(keyGroup, image));
+    });
+  }
+
+  snapshotKeyGroup(operatorId: string, keyGroup: number): Promise<Uint8Array> {
+    const rt = this.keyedStage(operatorId);
+    const owner = rt.exchange!.table.ownerOf(keyGroup);
+    return this.inBand(rt.queues[owner], async () => {
+      await rt.backends[owner].flush();
+      return rt.backends[owner].snapshotKeyGroup(keyGroup);
+    });
+  }
+
+  restoreKeyGroup(operatorId: string, keyGroup: number, image: Uint8Array): Promise<void> {
+    const rt = this.keyedStage(operatorId);
+    const owner = rt.exchange!.table.ownerOf(keyGroup);
+    return this.inBand(rt.queues[owner], () => rt.operators[owner].adoptKeyGroup(keyGroup, image));
+  }
+
+  push(sourceId: string, records: readonly { value: unknown; timestamp?: number }[], subtask = 0): void {
+    const input = this.memoryInput(sourceId, subtask);
+    const now = this.clock.now();
+    void input.emit(
+      0,
+      records.map((r) => ({ value: r.value, sourceTimestamp: r.timestamp ?? now })),
+    );
+  }
+
+  pushWatermark(sourceId: string, watermark: number, subtask = 0): void {
+    this.memoryInput(sourceId, subtask).watermark(watermark);
+  }
+
+  endSource(sourceId: string): void {
+    const rt = this.stages.get(sourceId);
+    if (!rt) throw new JobRunError(`no source "${sourceId}"`);
+    for (const input of rt.memoryInputs) input.end();
+  }
+
+  tick(): void {
+    for (const rt of this.stages.values()) {
+      for (const q of rt.queues) q.offer({ kind: 'tick' });
+      for (const input of rt.memoryInputs) input.tick();
+    }
+  }
+
+  quiet(): Promise<void> {
+    return this.inFlight.quiet();
+  }
+
+  collected(sinkId: string): readonly CollectedRecord[] {
+    return this.sinks.get(sinkId) ?? [];
+  }
+
+  deadLetters(): readonly DeadLetter[] {
+    return this.memoryLetters;
+  }
+
+  sourcePositions(): Record<string, Record<string, string>[]> {
+    const out: Record<string, Record<string, string>[]> = {};
+    for (const rt of this.stages.values()) {
+      if (rt.pumps.length > 0) out[rt.plan.id] = rt.pumps.map((p) => Object.fromEntries(p.positions()));
+    }
+    return out;
+  }
+
+  stop(): Promise<void> {
+    this.stopping ??= (async () => {
+      this.halt();
+      await this.done.catch(() => undefined);
+    })();
+    return this.stopping;
+  }
+
+  private halt(): void {
+    for (const rt of this.stages.values()) {
+      for (const p of rt.pumps) p.stop();
+      for (const s of rt.subtasks) s.stop();
+    }
+  }
+
+  private closed = false;
+
+  private async closeAll(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    for (const close of this.closables) await close().catch(() => undefined);
+    for (const rt of this.stages.values()) {
+      for (const b of rt.backends) await b.close().catch(() => undefined);
+      for (const m of rt.metrics) m.close();
+    }
+  }
+
+  private keyedStage(operatorId: string): StageRuntime {
+    const rt = this.stages.get(operatorId);
+    if (!rt || !rt.exchange) throw new JobRunError(`no keyed operator "${operatorId}" in job ${this.jobId}`);
+    return rt;
+  }
+
+  private memoryInput(sourceId: string, subtask: number): SourceOutput {
+    const input = this.stages.get(sourceId)?.memoryInputs[subtask];
+    if (!input) throw new JobRunError(`no memory source "${sourceId}" subtask ${subtask}`);
+    return input;
+  }
+
+  /** Runs `fn` inside a subtask's loop, between the messages before and after it. */
+  private inBand<T>(queue: InputQueue, fn: () => Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      queue.offer({
+        kind: 'control',
+        run: async () => {
+          try {
+            resolve(await fn());
+          } catch (err) {
+            reject(err);
+          }
+        },
+      });
+    });
+  }
+}
+
+function range(n: number): number[] {
+  return Array.from({ length: n }, (_, i) => i);
+}

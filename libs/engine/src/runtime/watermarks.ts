@@ -1,0 +1,110 @@
+import { MAX_WATERMARK, MIN_WATERMARK } from './records';
+
+/**
+ * Min-combines watermarks across a subtask's input channels. Idle channels do not hold the watermark back;
+ * ended channels count as +∞. Returns the new combined watermark only when it advanced.
+ */
+export class InputWatermarks {
+  private readonly marks: number[];
+  private readonly idle: boolean[];
+  private readonly ended: boolean[];
+  private combined = MIN_WATERMARK;
+
+  constructor(channels: number) {
+    this.marks = new Array<number>(channels).fill(MIN_WATERMARK);
+    this.idle = new Array<boolean>(channels).fill(false);
+    this.ended = new Array<boolean>(channels).fill(false);
+  }
+
+  get current(): number {
+    return this.combined;
+  }
+
+  get allEnded(): boolean {
+    return this.ended.every(Boolean);
+  }
+
+  onWatermark(channel: number, watermark: number): number | null {
+    this.idle[channel] = false;
+    if (watermark > this.marks[channel]) this.marks[channel] = watermark;
+    return this.recompute();
+  }
+
+  onData(channel: number): void {
+    this.idle[channel] = false;
+  }
+
+  onIdle(channel: number): number | null {
+    this.idle[channel] = true;
+    return this.recompute();
+  }
+
+  onEnd(channel: number): number | null {
+    this.ended[channel] = true;
+    this.marks[channel] = MAX_WATERMARK;
+    return this.recompute();
+  }
+
+  private recompute(): number | null {
+    let min = MAX_WATERMARK;
+    let active = 0;
+    for (let c = 0; c < this.marks.length; c++) {
+      if (this.idle[c] && !this.ended[c]) continue;
+      active++;
+      if (this.marks[c] < min) min = this.marks[c];
+    }
+    if (active === 0 || min <= this.combined) return null;
+    this.combined = min;
+    return min;
+  }
+}
+
+/**
+ * Bounded-out-of-orderness watermarks for one source subtask across the partitions it reads. A partition that has
+ * been silent for `idleTimeoutMs` stops holding the watermark back until it produces again.
+ */
+export class SourceWatermarks {
+  private readonly maxTs = new Map<number, number>();
+  private readonly lastActive = new Map<number, number>();
+  private emitted = MIN_WATERMARK;
+  private idleEmitted = false;
+
+  constructor(
+    private readonly maxOutOfOrdernessMs: number,
+    private readonly idleTimeoutMs: number | undefined,
+    partitions: readonly number[],
+    now: number,
+  ) {
+    for (const p of partitions) this.lastActive.set(p, now);
+  }
+
+  observe(partition: number, timestamp: number, now: number): void {
+    const prev = this.maxTs.get(partition);
+    if (prev === undefined || timestamp > prev) this.maxTs.set(partition, timestamp);
+    this.lastActive.set(partition, now);
+  }
+
+  /** 'idle' when every partition is idle, a number when the watermark advanced, null otherwise. */
+  poll(now: number): number | 'idle' | null {
+    let min = MAX_WATERMARK;
+    let active = 0;
+    for (const [partition, last] of this.lastActive) {
+      if (this.idleTimeoutMs !== undefined && now - last >= this.idleTimeoutMs) continue;
+      active++;
+      const ts = this.maxTs.get(partition);
+      const mark = ts === undefined ? MIN_WATERMARK : ts - this.maxOutOfOrdernessMs - 1;
+      if (mark < min) min = mark;
+    }
+    if (active === 0) {
+      if (this.idleEmitted || this.lastActive.size === 0) return null;
+      this.idleEmitted = true;
+      return 'idle';
+    }
+    this.idleEmitted = false;
+    if (min > this.emitted && min !== MAX_WATERMARK) {
+      this.emitted = min;
+      return min;
+    }
+    return null;
+  }
+}

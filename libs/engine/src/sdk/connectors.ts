@@ -1,0 +1,78 @@
+/** Source and sink specifications: plain data plus user callbacks, interpreted by the runtime. */
+import type { Serde } from './serde';
+
+export interface WatermarkStrategy {
+  /** Watermark = highest timestamp seen − maxOutOfOrdernessMs − 1 (per partition, min across partitions). */
+  readonly maxOutOfOrdernessMs: number;
+  /** A partition without records for this long (processing time) stops holding the watermark back. */
+  readonly idleTimeoutMs?: number;
+}
+
+export interface EventTimeOptions<T> {
+  /** Event time of a record; defaults to the Kafka record timestamp / the generator's scheduled time. */
+  readonly timestamps?: (value: T, sourceTimestamp: number) => number;
+  readonly watermarks?: WatermarkStrategy;
+}
+
+export interface KafkaSourceSpec<T> extends EventTimeOptions<T> {
+  readonly kind: 'kafka';
+  readonly topic: string;
+  readonly format: Serde<T>;
+  /** Where to start when no checkpointed offset exists. */
+  readonly startFrom: 'earliest' | 'latest';
+}
+
+export interface GeneratorSourceSpec<T> extends EventTimeOptions<T> {
+  readonly kind: 'generator';
+  readonly seed: number;
+  /** Records in total; unbounded when absent. */
+  readonly count?: number;
+  /** Fixed rate (records/s across all subtasks); as fast as possible when absent. */
+  readonly ratePerSec?: number;
+  /** Builds record `index`; `random` is a seeded PRNG (deterministic per seed and subtask layout). */
+  readonly generate: (index: number, random: () => number) => T;
+  /** Encodes values for dead letters; defaults to JSON. */
+  readonly format?: Serde<T>;
+}
+
+/** Fed by the test driver (or RunningJob.push) in one process. */
+export interface MemorySourceSpec<T> extends EventTimeOptions<T> {
+  readonly kind: 'memory';
+  readonly format?: Serde<T>;
+}
+
+export type SourceSpec<T> = KafkaSourceSpec<T> | GeneratorSourceSpec<T> | MemorySourceSpec<T>;
+
+export interface KafkaSinkSpec<T> {
+  readonly kind: 'kafka';
+  readonly topic: string;
+  readonly format: Serde<T>;
+  /** Kafka record key; null/absent lets the broker spread records. */
+  readonly key?: (value: T) => string | null;
+}
+
+export interface MemorySinkSpec {
+  readonly kind: 'memory';
+}
+
+export type SinkSpec<T> = KafkaSinkSpec<T> | MemorySinkSpec;
+
+export function kafkaSource<T>(spec: Omit<KafkaSourceSpec<T>, 'kind' | 'startFrom'> & { startFrom?: 'earliest' | 'latest' }): KafkaSourceSpec<T> {
+  return { kind: 'kafka', startFrom: 'earliest', ...spec };
+}
+
+export function generatorSource<T>(spec: Omit<GeneratorSourceSpec<T>, 'kind'>): GeneratorSourceSpec<T> {
+  return { kind: 'generator', ...spec };
+}
+
+export function memorySource<T>(spec: Omit<MemorySourceSpec<T>, 'kind'> = {}): MemorySourceSpec<T> {
+  return { kind: 'memory', ...spec };
+}
+
+export function kafkaSink<T>(spec: Omit<KafkaSinkSpec<T>, 'kind'>): KafkaSinkSpec<T> {
+  return { kind: 'kafka', ...spec };
+}
+
+export function memorySink(): MemorySinkSpec {
+  return { kind: 'memory' };
+}

@@ -1,0 +1,47 @@
+/** The job graph a JobDefinition carries: plain nodes referring to their input by id. */
+import type { KeyValue } from '../keygroups';
+import type { SinkSpec, SourceSpec } from './connectors';
+import type { KeyedBroadcastProcessFunction, KeyedProcessFunction } from './functions';
+import type { WindowAssigner, WindowFunctionSpec, WindowOptions } from './windows';
+
+/* eslint-disable @typescript-eslint/no-explicit-any -- the graph is type-erased; the builder keeps it typed */
+export type NodeSpec =
+  | { readonly kind: 'source'; readonly id: string; readonly spec: SourceSpec<any> }
+  | { readonly kind: 'map'; readonly id: string; readonly input: string; readonly fn: (value: any) => any }
+  | { readonly kind: 'filter'; readonly id: string; readonly input: string; readonly fn: (value: any) => boolean }
+  | { readonly kind: 'flatMap'; readonly id: string; readonly input: string; readonly fn: (value: any) => Iterable<any> }
+  | { readonly kind: 'keyBy'; readonly id: string; readonly input: string; readonly selector: (value: any) => KeyValue }
+  | {
+      readonly kind: 'process';
+      readonly id: string;
+      readonly input: string;
+      readonly fn: KeyedProcessFunction<any, any, any>;
+    }
+  | {
+      readonly kind: 'broadcastProcess';
+      readonly id: string;
+      readonly input: string;
+      readonly broadcastInput: string;
+      readonly fn: KeyedBroadcastProcessFunction<any, any, any, any, any>;
+    }
+  | {
+      readonly kind: 'window';
+      readonly id: string;
+      readonly input: string;
+      readonly assigner: WindowAssigner;
+      readonly fn: WindowFunctionSpec<any, any, any>;
+      readonly options: WindowOptions<any>;
+    }
+  | { readonly kind: 'broadcast'; readonly id: string; readonly input: string }
+  | { readonly kind: 'sideOutput'; readonly id: string; readonly input: string; readonly tag: string }
+  | { readonly kind: 'sink'; readonly id: string; readonly input: string; readonly spec: SinkSpec<any> };
+/* eslint-enable @typescript-eslint/no-explicit-any */
+
+export type KeyedOperatorNode = Extract<NodeSpec, { kind: 'process' | 'broadcastProcess' | 'window' }>;
+
+export interface JobDefinition {
+  readonly name: string;
+  /** Number of key groups of every keyed operator; fixed for the life of the job's state. */
+  readonly maxParallelism: number;
+  readonly nodes: readonly NodeSpec[];
+}

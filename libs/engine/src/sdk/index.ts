@@ -1,0 +1,23 @@
+export { defineJob, type JobOptions } from './define-job';
+export { DataStream, KeyedStream, BroadcastStream, BroadcastConnectedStream, StreamBuilder, JobDefinitionError } from './stream';
+export type { JobDefinition, NodeSpec } from './graph';
+export * from './functions';
+export * from './state';
+export * from './serde';
+export * from './connectors';
+export {
+  tumbling,
+  sliding,
+  session,
+  assignWindows,
+  aggregate,
+  reduce,
+  processWindow,
+  InvalidWindowError,
+  type TimeWindow,
+  type WindowAssigner,
+  type AggregateFunction,
+  type WindowResult,
+  type WindowFunctionSpec,
+  type WindowOptions,
+} from './windows';

@@ -1,0 +1,116 @@
+import type { KeyValue } from '../keygroups';
+import type { SinkSpec, SourceSpec } from './connectors';
+import type { KeyedBroadcastProcessFunction, KeyedProcessFunction, OutputTag } from './functions';
+import type { NodeSpec } from './graph';
+import type { WindowAssigner, WindowFunctionSpec, WindowOptions } from './windows';
+
+export class JobDefinitionError extends Error {
+  override readonly name = 'JobDefinitionError';
+}
+
+const ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+
+/** Collects nodes while a job is being defined; checks ids as they come. */
+export class GraphBuilder {
+  readonly nodes: NodeSpec[] = [];
+  private readonly ids = new Set<string>();
+
+  add(node: NodeSpec): string {
+    if (node.kind !== 'sideOutput' && node.kind !== 'broadcast' && !ID.test(node.id)) {
+      throw new JobDefinitionError(`operator id "${node.id}" must match ${ID} (ids are stable names for state)`);
+    }
+    if (this.ids.has(node.id)) throw new JobDefinitionError(`operator id "${node.id}" is used twice`);
+    this.ids.add(node.id);
+    this.nodes.push(node);
+    return node.id;
+  }
+}
+
+export class DataStream<T> {
+  constructor(
+    protected readonly graph: GraphBuilder,
+    readonly nodeId: string,
+  ) {}
+
+  map<O>(id: string, fn: (value: T) => O): DataStream<O> {
+    return new DataStream<O>(this.graph, this.graph.add({ kind: 'map', id, input: this.nodeId, fn }));
+  }
+
+  filter(id: string, fn: (value: T) => boolean): DataStream<T> {
+    return new DataStream<T>(this.graph, this.graph.add({ kind: 'filter', id, input: this.nodeId, fn }));
+  }
+
+  flatMap<O>(id: string, fn: (value: T) => Iterable<O>): DataStream<O> {
+    return new DataStream<O>(this.graph, this.graph.add({ kind: 'flatMap', id, input: this.nodeId, fn }));
+  }
+
+  /** Partitions by key: key → key group (murmur3 of the serialised key) → subtask through the routing table. */
+  keyBy<K extends KeyValue>(id: string, selector: (value: T) => K): KeyedStream<K, T> {
+    return new KeyedStream<K, T>(this.graph, this.graph.add({ kind: 'keyBy', id, input: this.nodeId, selector }));
+  }
+
+  /** Every element reaches every subtask of the operator this stream is connected to. */
+  broadcast(): BroadcastStream<T> {
+    return new BroadcastStream<T>(this.graph, this.graph.add({ kind: 'broadcast', id: `${this.nodeId}#broadcast`, input: this.nodeId }));
+  }
+
+  sideOutput<S>(tag: OutputTag<S>): DataStream<S> {
+    const id = `${this.nodeId}#${tag.id}`;
+    return new DataStream<S>(this.graph, this.graph.add({ kind: 'sideOutput', id, input: this.nodeId, tag: tag.id }));
+  }
+
+  sink(id: string, spec: SinkSpec<T>): void {
+    this.graph.add({ kind: 'sink', id, input: this.nodeId, spec });
+  }
+}
+
+export class KeyedStream<K extends KeyValue, T> {
+  constructor(
+    private readonly graph: GraphBuilder,
+    readonly nodeId: string,
+  ) {}
+
+  process<O>(id: string, fn: KeyedProcessFunction<K, T, O>): DataStream<O> {
+    return new DataStream<O>(this.graph, this.graph.add({ kind: 'process', id, input: this.nodeId, fn }));
+  }
+
+  window<O>(id: string, assigner: WindowAssigner, fn: WindowFunctionSpec<K, T, O>, options: WindowOptions<T> = {}): DataStream<O> {
+    if (assigner.kind === 'session' && !fn.merge) {
+      throw new JobDefinitionError(`window "${id}": session windows merge, so the aggregate function needs merge()`);
+    }
+    return new DataStream<O>(this.graph, this.graph.add({ kind: 'window', id, input: this.nodeId, assigner, fn, options }));
+  }
+
+  connect<R>(broadcast: BroadcastStream<R>): BroadcastConnectedStream<K, T, R> {
+    return new BroadcastConnectedStream<K, T, R>(this.graph, this.nodeId, broadcast.nodeId);
+  }
+}
+
+export class BroadcastStream<T> {
+  declare readonly __type?: T;
+  constructor(
+    protected readonly graph: GraphBuilder,
+    readonly nodeId: string,
+  ) {}
+}
+
+export class BroadcastConnectedStream<K extends KeyValue, T, R> {
+  constructor(
+    private readonly graph: GraphBuilder,
+    private readonly keyedNodeId: string,
+    private readonly broadcastNodeId: string,
+  ) {}
+
+  process<B, O>(id: string, fn: KeyedBroadcastProcessFunction<K, T, R, B, O>): DataStream<O> {
+    const node: NodeSpec = { kind: 'broadcastProcess', id, input: this.keyedNodeId, broadcastInput: this.broadcastNodeId, fn };
+    return new DataStream<O>(this.graph, this.graph.add(node));
+  }
+}
+
+export class StreamBuilder {
+  constructor(private readonly graph: GraphBuilder) {}
+
+  source<T>(id: string, spec: SourceSpec<T>): DataStream<T> {
+    return new DataStream<T>(this.graph, this.graph.add({ kind: 'source', id, spec }));
+  }
+}

@@ -1,0 +1,2 @@
+export { TestDriver, type TestDriverOptions } from './test-driver';
+export { ManualClock } from './manual-clock';
