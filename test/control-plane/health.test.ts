@@ -1,5 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { closedPort, deleteQueues, startControlPlane, testConfig, uniquePrefix, type RunningControlPlane } from './support/control-plane';
+import {
+  closedPort,
+  deleteQueues,
+  readJson,
+  startControlPlane,
+  testConfig,
+  uniquePrefix,
+  type HealthBody,
+  type RunningControlPlane,
+} from './support/control-plane';
 
 describe('control plane health', () => {
   describe('with every dependency up', () => {
@@ -16,12 +25,12 @@ describe('control plane health', () => {
     it('GET /health answers while the process is up', async () => {
       const res = await fetch(`${cp.url}/health`);
       expect(res.status).toBe(200);
-      expect(await res.json()).toMatchObject({ status: 'ok' });
+      expect(await readJson<HealthBody>(res)).toMatchObject({ status: 'ok' });
     });
 
     it('GET /health/ready is 200 with Postgres, Redis, Kafka and S3 up', async () => {
       const res = await fetch(`${cp.url}/health/ready`);
-      const body = await res.json();
+      const body = await readJson<HealthBody>(res);
       expect(res.status, JSON.stringify(body)).toBe(200);
       expect(body.status).toBe('ok');
       for (const dependency of ['postgres', 'redis', 'kafka', 's3']) {
@@ -52,7 +61,7 @@ describe('control plane health', () => {
     it('GET /health/ready is 503 and names S3 as down with a reason', async () => {
       const res = await fetch(`${cp.url}/health/ready`);
       expect(res.status).toBe(503);
-      const body = await res.json();
+      const body = await readJson<HealthBody>(res);
       expect(body.status).toBe('error');
       expect(Object.keys(body.error)).toEqual(['s3']);
       expect(body.error.s3.status).toBe('down');

@@ -7,10 +7,14 @@ import {
   deleteQueues,
   deleteWorkers,
   eventually,
+  readJson,
   startControlPlane,
   testConfig,
   uniquePrefix,
+  type PageBody,
+  type ProblemBody,
   type RunningControlPlane,
+  type WorkerBody,
 } from './support/control-plane';
 
 const HEARTBEAT_MS = 200;
@@ -30,7 +34,7 @@ describe('worker registry', () => {
 
   const getWorker = async (id: string) => {
     const res = await fetch(`${cp.url}/v1/workers/${id}`);
-    return res.status === 200 ? await res.json() : undefined;
+    return res.status === 200 ? await readJson<WorkerBody>(res) : undefined;
   };
   const statusOf = (id: string, status: string) => async () => {
     const worker = await getWorker(id);
@@ -64,8 +68,8 @@ describe('worker registry', () => {
 
       const listed = await eventually('the worker in the list', async () => {
         const res = await fetch(`${cp.url}/v1/workers?limit=200&status=ALIVE`);
-        const page = await res.json();
-        return page.items.find((w: { id: string }) => w.id === id);
+        const page = await readJson<PageBody<WorkerBody>>(res);
+        return page.items.find((w) => w.id === id);
       });
       expect(listed.status).toBe('ALIVE');
 
@@ -106,7 +110,7 @@ describe('worker registry', () => {
     const late: WorkerEvent = { v: 1, type: 'worker.heartbeat', worker, seq: 3, sentAt: Date.now(), runningSubtasks: [] };
     const lateJob = await events.add(late.type, late);
     await eventually('the late heartbeat to be handled', async () => ((await lateJob.isCompleted()) ? true : undefined));
-    expect((await getWorker(id)).status).toBe('STOPPED');
+    expect((await getWorker(id))?.status).toBe('STOPPED');
     // A new incarnation of the same id does.
     const restarted: WorkerEvent = { ...late, seq: 0, worker: { ...worker, startedAt: worker.startedAt + 1 }, type: 'worker.started' };
     await events.add(restarted.type, restarted);
@@ -128,9 +132,9 @@ describe('worker registry', () => {
       const query: string = cursor ? `limit=2&cursor=${encodeURIComponent(cursor)}` : 'limit=2';
       const res = await fetch(`${cp.url}/v1/workers?${query}`);
       expect(res.status).toBe(200);
-      const page = await res.json();
+      const page = await readJson<PageBody<WorkerBody>>(res);
       expect(page.items.length).toBeLessThanOrEqual(2);
-      seen.push(...page.items.map((w: { id: string }) => w.id));
+      seen.push(...page.items.map((w) => w.id));
       cursor = page.nextCursor;
     } while (cursor);
     expect(new Set(seen).size).toBe(seen.length);
@@ -142,7 +146,7 @@ describe('worker registry', () => {
     const res = await fetch(`${cp.url}/v1/workers/no-such-worker-${run}`, { headers: { 'X-Request-Id': `req-${run}` } });
     expect(res.status).toBe(404);
     expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
-    expect(await res.json()).toMatchObject({
+    expect(await readJson<ProblemBody>(res)).toMatchObject({
       type: 'urn:weir:problem:not-found',
       status: 404,
       title: 'Not found',
@@ -157,7 +161,7 @@ describe('worker registry', () => {
       const res = await fetch(`${cp.url}/v1/workers?${query}`);
       expect(res.status).toBe(400);
       expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
-      const problem = await res.json();
+      const problem = await readJson<ProblemBody>(res);
       expect(problem).toMatchObject({ type: 'urn:weir:problem:invalid-request', status: 400, instance: '/v1/workers' });
       expect(problem.detail).toContain("'limit'");
       expect(problem.errors).toEqual([{ in: 'query', name: 'limit', reason: 'must be an integer from 1 to 200' }]);
@@ -168,8 +172,8 @@ describe('worker registry', () => {
     for (const [query, name] of [['cursor=forged', 'cursor'], ['status=DEAD', 'status'], ['limt=5', 'limt']]) {
       const res = await fetch(`${cp.url}/v1/workers?${query}`);
       expect(res.status, query).toBe(400);
-      const problem = await res.json();
-      expect(problem.errors.map((e: { name: string }) => e.name)).toEqual([name]);
+      const problem = await readJson<ProblemBody>(res);
+      expect(problem.errors?.map((e) => e.name)).toEqual([name]);
     }
   });
 });

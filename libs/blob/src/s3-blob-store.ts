@@ -123,7 +123,9 @@ class S3BlobStore implements BlobStore {
             Bucket: this.bucket,
             Prefix: prefix,
             ContinuationToken: token,
-            MaxKeys: Math.min(LIST_PAGE, remaining),
+            // Full pages even under a small limit: fewer round trips, and s3rver (the local S3) cannot build
+            // continuation tokens under OpenSSL 3 unless run with --openssl-legacy-provider.
+            MaxKeys: LIST_PAGE,
           }),
         );
       } catch (err) {

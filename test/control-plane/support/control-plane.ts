@@ -86,3 +86,39 @@ export async function eventually<T>(
   }
   throw new Error(`timed out waiting for ${what}${last ? ` (last error: ${String(last)})` : ''}`);
 }
+
+/** Response bodies as the tests read them. */
+export interface WorkerBody {
+  id: string;
+  status: string;
+  slots: number;
+  version: string;
+  pid: number;
+  heartbeatMs: number;
+  lastSeenAt: string;
+  statusChangedAt: string;
+  runningSubtasks: unknown[];
+}
+export interface PageBody<T> {
+  items: T[];
+  nextCursor: string | null;
+}
+export interface ProblemBody {
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  instance: string;
+  requestId: string;
+  errors?: { in: string; name: string; reason: string }[];
+}
+export interface HealthBody {
+  status: string;
+  info: Record<string, { status: string; message?: string }>;
+  error: Record<string, { status: string; message?: string }>;
+  details: Record<string, { status: string; message?: string }>;
+}
+
+export async function readJson<T>(res: Response): Promise<T> {
+  return (await res.json()) as T;
+}
