@@ -26,7 +26,7 @@ export const metricsSnapshotSchema = z.object({
   keyGroupCounts: z.record(z.string().regex(/^\d+$/), nonNegative),
   heavyKeys: z.array(
     z.object({ key: z.string(), keyGroup: z.number().int().nonnegative(), count: nonNegative, error: nonNegative }),
-  ),
+  ).readonly(),
   watermarkLagMs: z.number().nullable(),
   deadLettered: nonNegative,
 });

@@ -1,0 +1,91 @@
+import { fork, type ChildProcess } from 'node:child_process';
+import { extname, join } from 'node:path';
+import type { SubtaskMetricsSnapshot } from '@weir/metrics';
+import type { FromJobHost, StartJobMessage, ToJobHost } from './ipc';
+
+export type JobProcessState = 'STARTING' | 'RUNNING' | 'STOPPING' | 'FINISHED' | 'FAILED';
+
+export class JobStartError extends Error {
+  override readonly name = 'JobStartError';
+}
+
+const START_TIMEOUT_MS = 60_000;
+const STOP_GRACE_MS = 30_000;
+
+/** The supervisor's handle on one job host child process. */
+export class JobProcess {
+  state: JobProcessState = 'STARTING';
+  failure: string | undefined;
+  stages: readonly { operatorId: string; parallelism: number }[] = [];
+  latestMetrics: readonly SubtaskMetricsSnapshot[] = [];
+  readonly exited: Promise<void>;
+  private readonly child: ChildProcess;
+
+  constructor(readonly start: StartJobMessage) {
+    // From TypeScript sources (development, demo, tests) the child needs the same loader as this process.
+    const entry = join(__dirname, `job-host${extname(__filename)}`);
+    const execArgv = extname(__filename) === '.ts' ? ['-r', '@swc-node/register'] : [];
+    this.child = fork(entry, [], { execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'], serialization: 'advanced' });
+    this.child.on('message', (m: FromJobHost) => this.onMessage(m));
+    this.exited = new Promise((resolve) =>
+      this.child.once('exit', (code, signal) => {
+        if (this.state !== 'FINISHED' && this.state !== 'FAILED') {
+          this.state = 'FAILED';
+          this.failure ??= `job host exited (code ${code}, signal ${signal})`;
+        }
+        resolve();
+      }),
+    );
+  }
+
+  /** Starts the job; resolves once every subtask runs, rejects with the job host's reason otherwise. */
+  async run(): Promise<void> {
+    this.post(this.start);
+    const deadline = Date.now() + START_TIMEOUT_MS;
+    while (this.state === 'STARTING') {
+      if (Date.now() > deadline) {
+        this.kill();
+        throw new JobStartError(`job ${this.start.jobId} did not start within ${START_TIMEOUT_MS / 1000} s`);
+      }
+      await Promise.race([this.exited, new Promise((r) => setTimeout(r, 20))]);
+    }
+    if (this.state === 'FAILED') throw new JobStartError(`job ${this.start.jobId} failed to start: ${this.failure}`);
+  }
+
+  /** Asks the job to stop, and kills it if it has not within the grace period. */
+  async stop(): Promise<void> {
+    if (this.state === 'FINISHED' || this.state === 'FAILED') return;
+    this.state = 'STOPPING';
+    this.post({ type: 'stop' });
+    const timer = setTimeout(() => this.kill(), STOP_GRACE_MS);
+    await this.exited;
+    clearTimeout(timer);
+  }
+
+  kill(): void {
+    this.child.kill('SIGKILL');
+  }
+
+  private post(message: ToJobHost): void {
+    if (this.child.connected) this.child.send(message);
+  }
+
+  private onMessage(message: FromJobHost): void {
+    switch (message.type) {
+      case 'started':
+        this.stages = message.stages;
+        if (this.state === 'STARTING') this.state = 'RUNNING';
+        break;
+      case 'metrics':
+        this.latestMetrics = message.snapshots;
+        break;
+      case 'finished':
+        this.state = 'FINISHED';
+        break;
+      case 'failed':
+        this.state = 'FAILED';
+        this.failure = message.message;
+        break;
+    }
+  }
+}

@@ -1,0 +1,94 @@
+import { join } from 'node:path';
+import { CommandRejectedError, type RunSubtasks, type RunningSubtask, type StopSubtasks } from '@weir/protocol';
+import type { SubtaskMetricsSnapshot } from '@weir/metrics';
+import type { BundleCache } from '../bundles/bundle-cache';
+import { JobProcess } from './job-process';
+
+export interface JobSupervisorOptions {
+  readonly bundles: BundleCache;
+  /** Root of this worker's local state; each job gets a directory below it. */
+  readonly stateRoot: string;
+  /** Dead-letter topic of a job; tenant-namespaced by the caller. */
+  readonly deadLetterTopic: (tenantId: string, jobId: string) => string;
+}
+
+/**
+ * Runs each job the control plane assigns in a job host child process of its own, and answers for them in
+ * heartbeats. Commands are applied once per idempotency key (delivery is at least once).
+ */
+export class JobSupervisor {
+  private readonly jobs = new Map<string, JobProcess>();
+  private readonly applied = new Set<string>();
+
+  constructor(private readonly options: JobSupervisorOptions) {}
+
+  async run(command: RunSubtasks): Promise<void> {
+    if (this.applied.has(command.idempotencyKey)) return;
+    const key = jobKey(command.tenantId, command.jobId);
+    const current = this.jobs.get(key);
+    if (current && (current.state === 'STARTING' || current.state === 'RUNNING')) {
+      throw new CommandRejectedError(`job ${command.jobId} already runs on this worker; stop it first`);
+    }
+    let bundlePath: string;
+    try {
+      bundlePath = await this.options.bundles.fetch(command.bundle.key, command.bundle.sha256);
+    } catch (err) {
+      if ((err as Error).name === 'BundleIntegrityError' || (err as Error).name === 'BlobNotFoundError') {
+        throw new CommandRejectedError((err as Error).message);
+      }
+      throw err; // transient (S3 unreachable): BullMQ retries
+    }
+    const parallelism: Record<string, number> = {};
+    for (const s of command.subtasks) parallelism[s.operatorId] = Math.max(parallelism[s.operatorId] ?? 0, s.subtask + 1);
+    const job = new JobProcess({
+      type: 'start',
+      tenantId: command.tenantId,
+      jobId: command.jobId,
+      bundlePath,
+      parallelism,
+      maxParallelism: command.maxParallelism,
+      stateDir: join(this.options.stateRoot, command.tenantId, command.jobId),
+      deadLetterTopic: this.options.deadLetterTopic(command.tenantId, command.jobId),
+    });
+    this.jobs.set(key, job);
+    try {
+      await job.run();
+    } catch (err) {
+      throw new CommandRejectedError((err as Error).message);
+    }
+    this.applied.add(command.idempotencyKey);
+  }
+
+  async stop(command: StopSubtasks): Promise<void> {
+    if (this.applied.has(command.idempotencyKey)) return;
+    const key = jobKey(command.tenantId, command.jobId);
+    await this.jobs.get(key)?.stop();
+    this.jobs.delete(key);
+    this.applied.add(command.idempotencyKey);
+  }
+
+  runningSubtasks(): RunningSubtask[] {
+    const out: RunningSubtask[] = [];
+    for (const job of this.jobs.values()) {
+      const state = job.state === 'FINISHED' ? undefined : job.state;
+      if (!state) continue;
+      for (const stage of job.stages) {
+        for (let subtask = 0; subtask < stage.parallelism; subtask++) {
+          out.push({ tenantId: job.start.tenantId, jobId: job.start.jobId, operatorId: stage.operatorId, subtask, state });
+        }
+      }
+    }
+    return out;
+  }
+
+  metrics(): SubtaskMetricsSnapshot[] {
+    return [...this.jobs.values()].flatMap((job) => job.latestMetrics);
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.jobs.values()].map((job) => job.stop()));
+    this.jobs.clear();
+  }
+}
+
+const jobKey = (tenantId: string, jobId: string) => `${tenantId}/${jobId}`;

@@ -1,0 +1,79 @@
+import type { Server } from 'node:http';
+import { join, resolve } from 'node:path';
+import type { Logger } from 'pino';
+import { createBlobStore, type BlobStore } from '@weir/blob';
+import type { WeirConfig } from '@weir/config';
+import {
+  createCommandConsumer,
+  createWorkerReporter,
+  type CommandConsumer,
+  type WorkerReporter,
+} from '@weir/protocol';
+import { BundleCache } from './bundles/bundle-cache';
+import { JobSupervisor } from './jobs/job-supervisor';
+import { startMetricsServer } from './metrics-server';
+
+export const WORKER_VERSION = '0.1.0';
+
+/**
+ * The worker process: announces itself and heartbeats to the control plane, takes commands from its own queue,
+ * and runs each assigned job in a job host child process.
+ */
+export class WorkerApp {
+  private readonly blobs: BlobStore;
+  readonly supervisor: JobSupervisor;
+  private readonly reporter: WorkerReporter;
+  private readonly commands: CommandConsumer;
+  private metricsServer: Server | undefined;
+
+  constructor(
+    private readonly config: WeirConfig,
+    private readonly logger: Logger,
+  ) {
+    const home = resolve(config.WEIR_HOME);
+    this.blobs = createBlobStore(config);
+    this.supervisor = new JobSupervisor({
+      bundles: new BundleCache(this.blobs, join(home, 'worker', config.WEIR_WORKER_ID, 'bundles')),
+      stateRoot: join(home, 'worker', config.WEIR_WORKER_ID, 'state'),
+      deadLetterTopic: (tenantId, jobId) => `weir.${tenantId}.${jobId}.dead-letters`,
+    });
+    this.reporter = createWorkerReporter(
+      config,
+      { workerId: config.WEIR_WORKER_ID, slots: config.WEIR_WORKER_SLOTS, version: WORKER_VERSION },
+      {
+        logger,
+        status: () => ({ runningSubtasks: this.supervisor.runningSubtasks(), metrics: this.supervisor.metrics() }),
+      },
+    );
+    this.commands = createCommandConsumer(
+      config,
+      config.WEIR_WORKER_ID,
+      {
+        'run-subtasks': (command) => this.supervisor.run(command),
+        'stop-subtasks': (command) => this.supervisor.stop(command),
+      },
+      { logger },
+    );
+  }
+
+  async start(): Promise<void> {
+    await this.commands.start();
+    await this.reporter.start();
+    if (this.config.WEIR_WORKER_METRICS_PORT) {
+      this.metricsServer = await startMetricsServer(this.config.WEIR_HTTP_HOST, this.config.WEIR_WORKER_METRICS_PORT, () =>
+        this.supervisor.metrics(),
+      );
+    }
+    this.logger.info({ workerId: this.config.WEIR_WORKER_ID, slots: this.config.WEIR_WORKER_SLOTS }, 'worker started');
+  }
+
+  /** Stops taking commands, stops every job, says goodbye. */
+  async stop(reason: string): Promise<void> {
+    this.logger.info({ reason }, 'worker stopping');
+    await this.commands.close();
+    await this.supervisor.close();
+    await this.reporter.stop(reason);
+    await new Promise<void>((done) => (this.metricsServer ? this.metricsServer.close(() => done()) : done()));
+    this.blobs.close();
+  }
+}
