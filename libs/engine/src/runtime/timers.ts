@@ -156,8 +156,11 @@ export class TimerStore {
 
   /** Forgets a key group's timers in the index (its durable copy leaves with its state). */
   unload(keyGroup: number): void {
-    const prefix = `|${keyGroup}|`;
-    for (const id of this.live) if (id.includes(prefix)) this.live.delete(id);
+    const group = String(keyGroup);
+    for (const id of this.live) {
+      const first = id.indexOf('|');
+      if (id.slice(first + 1, id.indexOf('|', first + 1)) === group) this.live.delete(id);
+    }
   }
 
   private removeDurable(domain: TimeDomain, timestamp: number, keyGroup: number, keyBytes: Uint8Array, now: number): void {
