@@ -1,0 +1,1 @@
+export { buildBundle, BundleBuildError, type BuiltBundle } from './build-bundle';
