@@ -31,14 +31,19 @@ export interface KeyedStateBackend {
   /**
    * Synchronous read from the cache. A ref that was neither prefetched nor written reads as a miss only when
    * the backend knows it is absent; otherwise it throws `StateNotLoadedError` (an engine bug, never user error).
+   * Returns the cached object itself: treat it as immutable unless it is put back.
    */
   get<T>(ref: StateRef, now: number): T | undefined;
+  /** Needs no prefetch. Putting `undefined` deletes. */
   put<T>(ref: StateRef, value: T, options?: PutOptions): void;
   delete(ref: StateRef): void;
   /** Writes all dirty entries to the store in one batch. The engine calls it after batches and before snapshots. */
   flush(): Promise<void>;
 
-  /** Every live (unexpired) entry of one namespace in one key group, for timers, window firing and migration. */
+  /**
+   * Every live (unexpired) entry of one namespace in one key group, in key order, for timers, window firing and
+   * migration. Flushes first; writes made during the iteration show in the next call.
+   */
   entries<T>(keyGroup: KeyGroup, namespace: StateNamespace, now: number): AsyncIterable<[Uint8Array, T]>;
 
   /** A self-contained, versioned byte image of one key group's state (all namespaces); flushes first. */
