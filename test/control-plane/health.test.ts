@@ -74,3 +74,24 @@ describe('control plane health', () => {
     });
   });
 });
+
+describe('control plane health with Kafka unreachable', () => {
+  let config: ReturnType<typeof testConfig>;
+  let cp: RunningControlPlane;
+  beforeAll(async () => {
+    config = testConfig({ WEIR_QUEUE_PREFIX: uniquePrefix(), WEIR_KAFKA_BROKERS: `127.0.0.1:${await closedPort()}` });
+    cp = await startControlPlane(config, { healthCheckTimeoutMs: 3_000 });
+  });
+  afterAll(async () => {
+    await cp?.close();
+    await deleteQueues(config);
+  });
+
+  it('GET /health/ready is 503 and names Kafka as down', async () => {
+    const res = await fetch(`${cp.url}/health/ready`);
+    expect(res.status).toBe(503);
+    const body = await readJson<HealthBody>(res);
+    expect(Object.keys(body.error)).toEqual(['kafka']);
+    expect(body.error.kafka.message).toMatch(/Kafka did not answer/);
+  });
+});

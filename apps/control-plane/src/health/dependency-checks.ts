@@ -2,10 +2,10 @@ import { Inject, Injectable } from '@nestjs/common';
 import { HealthIndicatorService, type HealthIndicatorResult } from '@nestjs/terminus';
 import type { BlobStore } from '@weir/blob';
 import type { Pool } from '@weir/db';
+import type { KafkaAdmin } from '@weir/kafka';
 import type { Redis } from 'ioredis';
 import { CONTROL_PLANE_OPTIONS, type ControlPlaneOptions } from '../control-plane-options';
-import type { KafkaProbe } from '../infrastructure/kafka-probe';
-import { BLOB_STORE, KAFKA_PROBE, PG_POOL, REDIS } from '../infrastructure/tokens';
+import { BLOB_STORE, KAFKA_ADMIN, PG_POOL, REDIS } from '../infrastructure/tokens';
 
 const DEFAULT_TIMEOUT_MS = 2_000;
 
@@ -22,7 +22,7 @@ export class DependencyChecks {
     @Inject(CONTROL_PLANE_OPTIONS) options: ControlPlaneOptions,
     @Inject(PG_POOL) private readonly pg: Pool,
     @Inject(REDIS) private readonly redisClient: Redis,
-    @Inject(KAFKA_PROBE) private readonly kafkaProbe: KafkaProbe,
+    @Inject(KAFKA_ADMIN) private readonly kafka: KafkaAdmin,
     @Inject(BLOB_STORE) private readonly blob: BlobStore,
   ) {
     this.timeoutMs = options.healthCheckTimeoutMs ?? DEFAULT_TIMEOUT_MS;
@@ -49,10 +49,12 @@ export class DependencyChecks {
   }
 
   /** A metadata request answered by a broker. */
-  kafka(): PromiseLike<HealthIndicatorResult<'kafka'>> {
+  kafkaBroker(): PromiseLike<HealthIndicatorResult<'kafka'>> {
     return this.health
       .check('kafka')
-      .attempt(async () => this.kafkaProbe.ping())
+      .attempt(async () => {
+        await this.kafka.ping(this.timeoutMs);
+      })
       .withTimeout(this.timeoutMs);
   }
 

@@ -27,7 +27,7 @@ export class HealthController {
     return this.health.check([
       () => this.checks.postgres(),
       () => this.checks.redis(),
-      () => this.checks.kafka(),
+      () => this.checks.kafkaBroker(),
       () => this.checks.s3(),
     ]);
   }

@@ -1,32 +1,36 @@
-import { Global, Inject, Injectable, Module, type OnApplicationShutdown } from '@nestjs/common';
+import { Global, Inject, Injectable, Module, type BeforeApplicationShutdown, type OnApplicationShutdown } from '@nestjs/common';
 import { createBlobStore, type BlobStore } from '@weir/blob';
 import type { WeirConfig } from '@weir/config';
 import { createPool, type Pool } from '@weir/db';
+import { createKafkaConnector, type KafkaAdmin } from '@weir/kafka';
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { CONTROL_PLANE_OPTIONS, ROOT_LOGGER, WEIR_CONFIG, type ControlPlaneOptions } from '../control-plane-options';
-import { KafkaProbe } from './kafka-probe';
-import { BLOB_STORE, KAFKA_PROBE, PG_POOL, REDIS } from './tokens';
-
-const DEFAULT_HEALTH_TIMEOUT_MS = 2_000;
+import { ROOT_LOGGER, WEIR_CONFIG } from '../control-plane-options';
+import { BLOB_STORE, KAFKA_ADMIN, PG_POOL, REDIS } from './tokens';
 
 /** Closes the clients last, after every consumer and timer that uses them has stopped. */
 @Injectable()
-class InfrastructureLifecycle implements OnApplicationShutdown {
+class InfrastructureLifecycle implements BeforeApplicationShutdown, OnApplicationShutdown {
   constructor(
+    @Inject(ROOT_LOGGER) private readonly logger: Logger,
     @Inject(PG_POOL) private readonly pool: Pool,
     @Inject(REDIS) private readonly redis: Redis,
     @Inject(BLOB_STORE) private readonly blob: BlobStore,
-    @Inject(KAFKA_PROBE) private readonly kafka: KafkaProbe,
+    @Inject(KAFKA_ADMIN) private readonly kafka: KafkaAdmin,
   ) {}
 
-  async onApplicationShutdown(): Promise<void> {
+  beforeApplicationShutdown(signal?: string): void {
+    this.logger.info({ signal }, 'control plane shutting down: consumers and timers stopped');
+  }
+
+  async onApplicationShutdown(signal?: string): Promise<void> {
     this.blob.close();
     await Promise.allSettled([this.pool.end(), this.redis.quit().catch(() => this.redis.disconnect()), this.kafka.close()]);
+    this.logger.info({ signal }, 'control plane stopped: connections closed');
   }
 }
 
-/** The control plane's clients of Postgres, Redis, S3 and Kafka, built once from the configuration. */
+/** The control plane's clients of Postgres, Redis, S3 and Kafka (admin only, for now), built once from the configuration. */
 @Global()
 @Module({
   providers: [
@@ -61,13 +65,19 @@ class InfrastructureLifecycle implements OnApplicationShutdown {
       useFactory: (config: WeirConfig) => createBlobStore(config),
     },
     {
-      provide: KAFKA_PROBE,
-      inject: [WEIR_CONFIG, CONTROL_PLANE_OPTIONS],
-      useFactory: (config: WeirConfig, options: ControlPlaneOptions) =>
-        new KafkaProbe(config.WEIR_KAFKA_BROKERS, config.WEIR_KAFKA_CLIENT_ID, options.healthCheckTimeoutMs ?? DEFAULT_HEALTH_TIMEOUT_MS),
+      provide: KAFKA_ADMIN,
+      inject: [WEIR_CONFIG, ROOT_LOGGER],
+      useFactory: (config: WeirConfig, logger: Logger) => {
+        const kafkaLog = logger.child({ component: 'kafka' });
+        return createKafkaConnector({
+          brokers: config.WEIR_KAFKA_BROKERS,
+          clientId: `${config.WEIR_KAFKA_CLIENT_ID}-control-plane`,
+          log: (level, message, fields) => kafkaLog[level]({ ...fields }, message),
+        }).admin();
+      },
     },
     InfrastructureLifecycle,
   ],
-  exports: [PG_POOL, REDIS, BLOB_STORE, KAFKA_PROBE],
+  exports: [PG_POOL, REDIS, BLOB_STORE, KAFKA_ADMIN],
 })
 export class InfrastructureModule {}

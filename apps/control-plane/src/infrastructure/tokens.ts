@@ -2,4 +2,4 @@
 export const PG_POOL = Symbol('PG_POOL');
 export const REDIS = Symbol('REDIS');
 export const BLOB_STORE = Symbol('BLOB_STORE');
-export const KAFKA_PROBE = Symbol('KAFKA_PROBE');
+export const KAFKA_ADMIN = Symbol('KAFKA_ADMIN');
