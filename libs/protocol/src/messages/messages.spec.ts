@@ -1,3 +1,4 @@
+import { SubtaskMetrics } from '@weir/metrics';
 import { describe, expect, it } from 'vitest';
 import { ProtocolValidationError } from '../errors';
 import { workerCommandsQueue } from '../names';
@@ -111,5 +112,23 @@ describe('queue names', () => {
   it('gives each worker its own command queue and refuses ids Redis keys cannot carry', () => {
     expect(workerCommandsQueue('w-1')).toBe('worker-commands.w-1');
     expect(() => workerCommandsQueue('w:1')).toThrow(RangeError);
+  });
+});
+
+describe('metrics snapshots from libs/metrics', () => {
+  it('travel in a heartbeat unchanged', () => {
+    const metrics = new SubtaskMetrics({
+      identity: { tenantId: 't1', jobId: 'j1', operatorId: 'count', subtask: 0 },
+      maxParallelism: 128,
+      nowMs: 1_000,
+    });
+    metrics.onBatchIn(3);
+    metrics.onBatchOut(2);
+    metrics.recordLatency(1_000, 1_100, 1_500);
+    metrics.offerKey('card-1', 7, 3);
+    const snapshot = JSON.parse(JSON.stringify(metrics.snapshot(2_000, 1_900)));
+    metrics.close();
+    const event = { v: 1, type: 'worker.heartbeat', worker, seq: 1, sentAt: 2_000, runningSubtasks: [], metrics: [snapshot] };
+    expect(workerEventSchema.parse(event)).toEqual(event);
   });
 });

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { SubtaskMetricsSnapshot } from '@weir/metrics';
 import { epochMs, resourceId, subtaskIndex } from './common';
 
 const nonNegative = z.number().nonnegative();
@@ -31,3 +32,10 @@ export const metricsSnapshotSchema = z.object({
   deadLettered: nonNegative,
 });
 export type MetricsSnapshotMessage = z.infer<typeof metricsSnapshotSchema>;
+
+// Compile-time guard: what libs/metrics produces is a valid wire message, and the wire form has no field the
+// contract lacks. A change to either side fails the typecheck here rather than dropping metrics at run time.
+type ContractFitsWire = SubtaskMetricsSnapshot extends z.input<typeof metricsSnapshotSchema> ? true : never;
+type WireFieldsInContract = Exclude<keyof MetricsSnapshotMessage, keyof SubtaskMetricsSnapshot> extends never ? true : never;
+type ContractFieldsOnWire = Exclude<keyof SubtaskMetricsSnapshot, keyof MetricsSnapshotMessage> extends never ? true : never;
+const _metricsContractChecks: [ContractFitsWire, WireFieldsInContract, ContractFieldsOnWire] = [true, true, true];
