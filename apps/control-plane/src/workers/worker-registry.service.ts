@@ -8,6 +8,13 @@ import { toPage } from '../pagination/cursor';
 import type { Worker, WorkerStatus } from './worker';
 import { WorkersRepository } from './workers.repository';
 
+/**
+ * Heartbeats older than this are dropped unapplied: after a control-plane outage the queue holds a backlog, and
+ * replaying it would mark long-dead workers ALIVE again for three intervals. Generous, so that modest clock skew
+ * between a worker and the control plane never drops a live heartbeat. started/stopping are always applied.
+ */
+export const STALE_HEARTBEAT_MS = 60_000;
+
 /** The fleet as the control plane knows it: fed by worker events, read by the API. */
 @Injectable()
 export class WorkerRegistry {
@@ -16,9 +23,13 @@ export class WorkerRegistry {
     @Inject(ROOT_LOGGER) private readonly logger: Logger,
   ) {}
 
-  async apply(event: WorkerEvent): Promise<void> {
-    const worker = await this.workers.applyEvent(event);
+  async apply(event: WorkerEvent, now = Date.now()): Promise<void> {
     const fields = { workerId: event.worker.workerId, type: event.type, seq: event.seq };
+    if (event.type === 'worker.heartbeat' && now - event.sentAt > STALE_HEARTBEAT_MS) {
+      this.logger.debug({ ...fields, ageMs: now - event.sentAt }, 'stale heartbeat dropped');
+      return;
+    }
+    const worker = await this.workers.applyEvent(event);
     if (!worker) {
       this.logger.debug(fields, 'stale worker event ignored');
     } else if (event.type !== 'worker.heartbeat') {
