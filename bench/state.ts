@@ -5,7 +5,7 @@
  * 1,000, prefetch + put + flush; then N random reads in batches (prefetch + get) with a cache far smaller than the
  * state, so reads go to the store. Memory and LSM alternate within each run; figures are medians over the runs.
  * Part 2, the raw ordered stores (RocksDB vs LevelDB) through libs/state's internal store interface: the
- * measurement behind the store choice in docs/state.md (one run each). Ends with one JSON line.
+ * measurement behind the store choice in docs/state.md (one run, batches interleaved). Ends with one JSON line.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -27,7 +27,7 @@ function argument(name: string, fallback: number): number {
   return at === -1 ? fallback : Number(process.argv[at + 1]);
 }
 
-const KEYS = argument('keys', 200_000);
+const KEYS = argument('keys', 150_000);
 const RUNS = argument('runs', 3);
 const CACHE_ENTRIES = Math.max(1_000, Math.floor(KEYS / 20));
 
@@ -109,28 +109,50 @@ interface StoreRun {
   readonly getsPerS: number;
 }
 
-async function runStore(open: (path: string) => Promise<OrderedStore>, keys: Buffer[], order: number[]) {
-  const dir = mkdtempSync(join(tmpdir(), 'weir-bench-store-'));
-  const store = await open(dir);
+type StoreName = 'rocksdb' | 'leveldb';
+
+/**
+ * Both stores load and read the same keys with batches interleaved (which store goes first alternates per batch),
+ * so drift in the machine's load hits both alike.
+ */
+async function runStores(keys: Buffer[], order: number[]): Promise<Record<StoreName, StoreRun>> {
+  const dirs = { rocksdb: mkdtempSync(join(tmpdir(), 'weir-bench-rocks-')), leveldb: mkdtempSync(join(tmpdir(), 'weir-bench-level-')) };
+  const stores: Record<StoreName, OrderedStore> = {
+    rocksdb: await RocksStore.open(dirs.rocksdb),
+    leveldb: await LevelStore.open(dirs.leveldb),
+  };
   const value = Buffer.alloc(100, 0x5a);
+  const putMs = { rocksdb: 0, leveldb: 0 };
+  const getMs = { rocksdb: 0, leveldb: 0 };
+  const turns = (batch: number): StoreName[] => (batch % 2 === 0 ? ['rocksdb', 'leveldb'] : ['leveldb', 'rocksdb']);
   try {
-    let started = performance.now();
     for (let from = 0; from < keys.length; from += BATCH) {
-      await store.writeBatch(keys.slice(from, from + BATCH).map((key) => ({ kind: 'put' as const, key, value })));
+      const writes = keys.slice(from, from + BATCH).map((key) => ({ kind: 'put' as const, key, value }));
+      for (const name of turns(from / BATCH)) {
+        const started = performance.now();
+        await stores[name].writeBatch(writes);
+        putMs[name] += performance.now() - started;
+      }
     }
-    const putsPerS = keys.length / ((performance.now() - started) / 1000);
-    let found = 0;
-    started = performance.now();
     for (let from = 0; from < order.length; from += BATCH) {
-      const values = await store.getMany(order.slice(from, from + BATCH).map((index) => keys[index]));
-      for (const v of values) if (v !== undefined) found++;
+      const batch = order.slice(from, from + BATCH).map((index) => keys[index]);
+      for (const name of turns(from / BATCH)) {
+        const started = performance.now();
+        const values = await stores[name].getMany(batch);
+        getMs[name] += performance.now() - started;
+        if (values.some((v) => v === undefined)) throw new Error(`${name}: a written key read back as absent`);
+      }
     }
-    const getsPerS = order.length / ((performance.now() - started) / 1000);
-    if (found !== order.length) throw new Error(`store read back ${found} of ${order.length} values`);
-    return { putsPerS, getsPerS } satisfies StoreRun;
+    const figures = (name: StoreName): StoreRun => ({
+      putsPerS: keys.length / (putMs[name] / 1000),
+      getsPerS: order.length / (getMs[name] / 1000),
+    });
+    return { rocksdb: figures('rocksdb'), leveldb: figures('leveldb') };
   } finally {
-    await store.close();
-    rmSync(dir, { recursive: true, force: true });
+    for (const name of ['rocksdb', 'leveldb'] as const) {
+      await stores[name].close();
+      rmSync(dirs[name], { recursive: true, force: true });
+    }
   }
 }
 
@@ -155,12 +177,10 @@ async function main(): Promise<void> {
     for (const kind of kinds) runs[kind].push(await runBackend(kind, refs, order));
   }
 
-  const storeKeys = refs.map((ref) => encodeStateKey(ref));
-  const stores: Record<'rocksdb' | 'leveldb', StoreRun[]> = { rocksdb: [], leveldb: [] };
-  // One run each: the store choice needs the order of magnitude, and the whole bench must stay under a minute.
-  for (const name of ['rocksdb', 'leveldb'] as const) {
-    stores[name].push(await runStore(name === 'rocksdb' ? RocksStore.open : LevelStore.open, storeKeys, order));
-  }
+  const storeRuns = await runStores(
+    refs.map((ref) => encodeStateKey(ref)),
+    order,
+  );
 
   const figures = (list: { putsPerS: number; getsPerS: number }[]) => ({
     puts: median(list.map((r) => r.putsPerS)),
@@ -168,8 +188,8 @@ async function main(): Promise<void> {
   });
   const memory = figures(runs.memory);
   const lsm = figures(runs.lsm);
-  const rocks = figures(stores.rocksdb);
-  const level = figures(stores.leveldb);
+  const rocks = figures([storeRuns.rocksdb]);
+  const level = figures([storeRuns.leveldb]);
   const last = (kind: 'memory' | 'lsm') => runs[kind][runs[kind].length - 1];
 
   console.log(`\nkeyed state backends: ${fmt(KEYS)} keys, batches of ${BATCH}, cache ${fmt(CACHE_ENTRIES)} entries, ${RUNS} runs (medians)`);
@@ -179,7 +199,7 @@ async function main(): Promise<void> {
     const f = kind === 'memory' ? memory : lsm;
     console.log(`| ${kind} | ${fmt(f.puts)} | ${fmt(f.gets)} | ${pct(last(kind).flushUs)} | ${pct(last(kind).readBatchUs)} |`);
   }
-  console.log(`\nraw ordered stores: ${fmt(KEYS)} keys, 100-byte values, batches of ${BATCH}, one run each`);
+  console.log(`\nraw ordered stores: ${fmt(KEYS)} keys, 100-byte values, batches of ${BATCH} interleaved, one run`);
   console.log('| store | batched puts/s | batched random gets/s |');
   console.log('|---|---|---|');
   console.log(`| rocksdb-native | ${fmt(rocks.puts)} | ${fmt(rocks.gets)} |`);
