@@ -6,6 +6,7 @@ export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', '.weir/**', 'coverage/**', 'apps/dashboard/dist/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
+  { files: ['**/*.cjs'], rules: { '@typescript-eslint/no-require-imports': 'off' } },
   {
     languageOptions: { globals: { ...globals.node } },
     rules: {

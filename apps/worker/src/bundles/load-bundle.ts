@@ -21,6 +21,8 @@ export function loadBundle(bundlePath: string): JobDefinition {
   };
   let exported: unknown;
   try {
+    // A bundle is CommonJS loaded at run time from a path only known now: require() is the point.
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
     exported = require(bundlePath);
   } catch (err) {
     throw new BundleLoadError(`the bundle failed to load: ${(err as Error).message}`, { cause: err });
