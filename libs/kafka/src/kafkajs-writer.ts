@@ -25,6 +25,38 @@ export function toTopicMessages(records: readonly ProducedRecord[]): TopicMessag
   return Array.from(byTopic, ([topic, messages]) => ({ topic, messages }));
 }
 
+const RECORD_OVERHEAD_BYTES = 70;
+
+function byteLength(data: Buffer | string | null | undefined): number {
+  if (data === null || data === undefined) return 0;
+  return typeof data === 'string' ? data.length * 3 : data.length;
+}
+
+/**
+ * Splits a send into requests of at most ~`maxBytes` (upper-bound estimate), in order. kafkajs puts everything for
+ * one partition into a single record batch, and brokers refuse batches over message.max.bytes (1 MiB by default),
+ * so one big engine flush must not become one oversized batch.
+ */
+export function splitBySize(records: readonly ProducedRecord[], maxBytes: number): (readonly ProducedRecord[])[] {
+  const chunks: (readonly ProducedRecord[])[] = [];
+  let start = 0;
+  let bytes = 0;
+  for (let i = 0; i < records.length; i++) {
+    const r = records[i];
+    let size = RECORD_OVERHEAD_BYTES + byteLength(r.key) + byteLength(r.value);
+    if (r.headers) for (const name in r.headers) size += name.length * 3 + byteLength(r.headers[name]);
+    if (i > start && bytes + size > maxBytes) {
+      chunks.push(records.slice(start, i));
+      start = i;
+      bytes = 0;
+    }
+    bytes += size;
+  }
+  if (start === 0) chunks.push(records);
+  else if (start < records.length) chunks.push(records.slice(start));
+  return chunks;
+}
+
 /**
  * An idempotent kafkajs producer (acks=all). With a transactionalId it also opens transactions; plain send() on such a
  * writer stays idempotent but outside any transaction (read_committed readers see it at once).
@@ -46,7 +78,8 @@ export class KafkajsWriter implements KafkaWriter {
       idempotent: true,
       allowAutoTopicCreation: false,
       transactionalId: options.transactionalId,
-      ...producerTuning,
+      maxInFlightRequests: producerTuning.maxInFlightRequests,
+      transactionTimeout: producerTuning.transactionTimeout,
     });
   }
 
@@ -64,7 +97,9 @@ export class KafkajsWriter implements KafkaWriter {
     this.assertStarted('send');
     if (records.length === 0) return;
     try {
-      await this.producer.sendBatch({ topicMessages: toTopicMessages(records), acks: -1, compression: this.compression });
+      for (const chunk of splitBySize(records, producerTuning.maxRequestBytes)) {
+        await this.producer.sendBatch({ topicMessages: toTopicMessages(chunk), acks: -1, compression: this.compression });
+      }
     } catch (error) {
       throw wrapKafkaError(error, `sending ${records.length} records (${this.options.writerId})`, this.brokers);
     }
@@ -95,7 +130,9 @@ export class KafkajsWriter implements KafkaWriter {
           if (ended) throw new KafkaUsageError(`Transaction of ${id} already ended; open a new one`);
           if (records.length === 0) return;
           try {
-            await tx.sendBatch({ topicMessages: toTopicMessages(records), acks: -1, compression });
+            for (const chunk of splitBySize(records, producerTuning.maxRequestBytes)) {
+              await tx.sendBatch({ topicMessages: toTopicMessages(chunk), acks: -1, compression });
+            }
           } catch (error) {
             throw wrapKafkaError(error, `sending ${records.length} records in a transaction of ${id}`, brokers);
           }

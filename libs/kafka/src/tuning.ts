@@ -30,6 +30,9 @@ export const producerTuning = {
   maxInFlightRequests: 1,
   // Kafka's default transaction timeout: an abandoned transaction is aborted by the broker after this.
   transactionTimeout: 60_000,
+  // One request (estimated generously) stays under the broker's 1 MiB message.max.bytes even when every record of
+  // it goes to one partition.
+  maxRequestBytes: 768 * 1024,
 } as const;
 
 // Admin calls (and resolving a reader's start offsets) give up after ~3 s instead of kafkajs's ~9 s: the caller gets a

@@ -1,0 +1,216 @@
+/**
+ * npm run bench -- kafka [--records N] [--runs R] [--partitions P]
+ *
+ * Raw throughput of Weir's Kafka connector against plain kafkajs used the obvious way, in the same run, alternating:
+ * - write: N records of ~100 bytes in batches of 1,000, each batch awaited (KafkaWriter.send vs producer.sendBatch);
+ * - read: the same N records from the beginning of a P-partition topic (KafkaReader.poll(1000) vs
+ *   consumer.run({ eachBatch })), every value touched, both sides checked to read the same bytes.
+ * Figures are medians over R runs after one small warm-up round; ratios are Weir ÷ kafkajs (1.0 = no cost).
+ * Then, once each, for information: gzip writes, and the raw consume → produce passthrough of bench/_kafka-baseline
+ * (the engine benchmark's baseline). Bounded to ~90 s; ends with one JSON line.
+ */
+import { randomBytes } from 'node:crypto';
+import type { Message } from 'kafkajs';
+import { createKafkaConnector, type KafkaConnector, type ProducedRecord } from '@weir/kafka';
+import { baselineClient, passthrough, rawConsume, rawProduce } from './_kafka-baseline';
+import { printJsonLine, printTable, ratio } from './_latency';
+
+function argument(name: string, fallback: number): number {
+  const at = process.argv.indexOf(`--${name}`);
+  return at === -1 ? fallback : Number(process.argv[at + 1]);
+}
+
+const RECORDS = argument('records', 500_000);
+const RUNS = argument('runs', 3);
+const PARTITIONS = argument('partitions', 4);
+const BATCH = 1_000;
+const VALUE_BYTES = 100;
+const BUDGET_MS = 90_000;
+const BROKERS = (process.env.WEIR_KAFKA_BROKERS ?? '127.0.0.1:9092').split(',');
+
+const benchStart = performance.now();
+const elapsed = (): number => performance.now() - benchStart;
+
+/** Keys k00000000…, values slices of one random block: ~100 bytes each, no two alike in a batch. */
+function makeBatches(topic: string, count: number): { weir: ProducedRecord[][]; raw: Message[][] } {
+  const block = randomBytes(VALUE_BYTES * 1024);
+  const weir: ProducedRecord[][] = [];
+  const raw: Message[][] = [];
+  for (let start = 0; start < count; start += BATCH) {
+    const size = Math.min(BATCH, count - start);
+    const w: ProducedRecord[] = new Array(size);
+    const r: Message[] = new Array(size);
+    for (let i = 0; i < size; i++) {
+      const n = start + i;
+      const key = Buffer.from(`k${String(n).padStart(8, '0')}`);
+      const at = (n % 1024) * VALUE_BYTES;
+      const value = block.subarray(at, at + VALUE_BYTES);
+      w[i] = { topic, key, value };
+      r[i] = { key, value };
+    }
+    weir.push(w);
+    raw.push(r);
+  }
+  return { weir, raw };
+}
+
+async function weirProduce(connector: KafkaConnector, batches: readonly ProducedRecord[][], compression: 'none' | 'gzip') {
+  const writer = connector.writer({ writerId: 'bench-writer', compression });
+  await writer.start();
+  try {
+    const started = performance.now();
+    for (const batch of batches) await writer.send(batch);
+    return performance.now() - started;
+  } finally {
+    await writer.close();
+  }
+}
+
+async function weirConsume(connector: KafkaConnector, topic: string, count: number) {
+  const reader = connector.reader({
+    readerId: 'bench-reader',
+    assignments: Array.from({ length: PARTITIONS }, (_, partition) => ({ topic, partition, offset: 'earliest' as const })),
+  });
+  const started = performance.now();
+  await reader.start();
+  let seen = 0;
+  let valueBytes = 0;
+  try {
+    while (seen < count) {
+      const records = await reader.poll(Math.min(BATCH, count - seen), 1_000);
+      if (records.length === 0 && performance.now() - started > 60_000) {
+        throw new Error(`Weir reader saw ${seen}/${count} records of ${topic}`);
+      }
+      for (const r of records) valueBytes += r.value?.length ?? 0;
+      seen += records.length;
+    }
+    return { elapsedMs: performance.now() - started, valueBytes };
+  } finally {
+    await reader.close();
+  }
+}
+
+const perSecond = (records: number, ms: number): number => (records / ms) * 1000;
+const median = (values: readonly number[]): number => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+};
+
+async function main(): Promise<void> {
+  const connector = createKafkaConnector({ brokers: BROKERS, clientId: 'weir-bench' });
+  const admin = connector.admin();
+  const raw = baselineClient(BROKERS);
+  const suffix = randomBytes(4).toString('hex');
+  const writeTopic = `bench.kafka.${suffix}.write`;
+  const readTopic = `bench.kafka.${suffix}.read`;
+  const sinkTopic = `bench.kafka.${suffix}.sink`;
+  const topics = [writeTopic, readTopic, sinkTopic];
+  await admin.ensureTopics(topics.map((topic) => ({ topic, partitions: PARTITIONS })));
+
+  try {
+    const write = makeBatches(writeTopic, RECORDS);
+    const fill = makeBatches(readTopic, RECORDS);
+    const warm = Math.max(1, Math.floor(write.weir.length / 10));
+
+    // Warm-up (not counted): JIT, connections, broker page cache; it also fills the read topic, untimed.
+    await weirProduce(connector, write.weir.slice(0, warm), 'none');
+    await rawProduce(raw, writeTopic, write.raw.slice(0, warm));
+    await rawProduce(raw, readTopic, fill.raw);
+    await weirConsume(connector, readTopic, warm * BATCH);
+    await rawConsume(raw, readTopic, warm * BATCH);
+
+    const writes = { weir: [] as number[], kafkajs: [] as number[] };
+    const reads = { weir: [] as number[], kafkajs: [] as number[] };
+    let runs = 0;
+    let slowestRunMs = 0;
+    for (let run = 0; run < RUNS; run++) {
+      // Another run only if it fits the budget with room left for the two information rows (~half a run).
+      if (runs > 0 && elapsed() + slowestRunMs * 1.6 > BUDGET_MS) break;
+      const runStart = performance.now();
+      // Alternate who goes first so drift on a shared machine does not favour one side.
+      const order = run % 2 === 0 ? (['weir', 'kafkajs'] as const) : (['kafkajs', 'weir'] as const);
+      for (const side of order) {
+        writes[side].push(
+          side === 'weir'
+            ? await weirProduce(connector, write.weir, 'none')
+            : await rawProduce(raw, writeTopic, write.raw),
+        );
+      }
+      const bytes: Record<string, number> = {};
+      for (const side of order) {
+        const result = side === 'weir' ? await weirConsume(connector, readTopic, RECORDS) : await rawConsume(raw, readTopic, RECORDS);
+        reads[side].push(result.elapsedMs);
+        bytes[side] = result.valueBytes;
+      }
+      if (bytes.weir !== bytes.kafkajs) throw new Error(`readers disagree: ${bytes.weir} vs ${bytes.kafkajs} value bytes`);
+      slowestRunMs = Math.max(slowestRunMs, performance.now() - runStart);
+      runs++;
+    }
+
+    const produce = perSecond(RECORDS, median(writes.weir));
+    const produceRaw = perSecond(RECORDS, median(writes.kafkajs));
+    const consume = perSecond(RECORDS, median(reads.weir));
+    const consumeRaw = perSecond(RECORDS, median(reads.kafkajs));
+    const rows: Record<string, string | number>[] = [
+      { path: 'write  Weir KafkaWriter.send', records: RECORDS, runs, median_s: median(writes.weir) / 1000, records_per_s: Math.round(produce) },
+      { path: 'write  kafkajs sendBatch', records: RECORDS, runs, median_s: median(writes.kafkajs) / 1000, records_per_s: Math.round(produceRaw) },
+      { path: 'read   Weir KafkaReader.poll', records: RECORDS, runs, median_s: median(reads.weir) / 1000, records_per_s: Math.round(consume) },
+      { path: 'read   kafkajs eachBatch', records: RECORDS, runs, median_s: median(reads.kafkajs) / 1000, records_per_s: Math.round(consumeRaw) },
+    ];
+
+    // For information, once each, while the budget lasts.
+    let gzip: number | null = null;
+    let piped: number | null = null;
+    const infoRecords = Math.max(BATCH, Math.floor(RECORDS / 5 / BATCH) * BATCH);
+    // Each information row moves a fifth of N records once: about a twentieth of a run.
+    const infoMs = slowestRunMs / 10;
+    if (elapsed() + infoMs < BUDGET_MS) {
+      const ms = await weirProduce(connector, write.weir.slice(0, infoRecords / BATCH), 'gzip');
+      gzip = perSecond(infoRecords, ms);
+      rows.push({ path: 'write  Weir, gzip', records: infoRecords, runs: 1, median_s: ms / 1000, records_per_s: Math.round(gzip) });
+    }
+    if (elapsed() + infoMs < BUDGET_MS) {
+      piped = await passthrough({ brokers: BROKERS, sourceTopic: readTopic, sinkTopic, records: infoRecords });
+      rows.push({
+        path: 'pipe   kafkajs consume→produce',
+        records: infoRecords,
+        runs: 1,
+        median_s: infoRecords / piped,
+        records_per_s: Math.round(piped),
+      });
+    }
+
+    printTable(
+      rows,
+      `Kafka connector throughput: ${RECORDS} records of ${VALUE_BYTES} B, batches of ${BATCH}, ${PARTITIONS} partitions, ` +
+        `medians of ${runs} alternating runs (loopback broker, ${Math.round(elapsed() / 1000)} s)`,
+    );
+    const readerRatio = ratio(consume, consumeRaw);
+    const writerRatio = ratio(produce, produceRaw);
+    process.stdout.write(`Weir ÷ kafkajs: reader ${readerRatio.toFixed(2)}, writer ${writerRatio.toFixed(2)}\n`);
+    printJsonLine({
+      bench: 'kafka',
+      produce_per_s: Math.round(produce),
+      consume_per_s: Math.round(consume),
+      reader_vs_kafkajs: Number(readerRatio.toFixed(3)),
+      writer_vs_kafkajs: Number(writerRatio.toFixed(3)),
+      kafkajs_produce_per_s: Math.round(produceRaw),
+      kafkajs_consume_per_s: Math.round(consumeRaw),
+      gzip_produce_per_s: gzip === null ? null : Math.round(gzip),
+      passthrough_per_s: piped === null ? null : Math.round(piped),
+      runs,
+    });
+  } finally {
+    await admin.deleteTopics(topics);
+    await admin.close();
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    console.error(error);
+    process.exit(1);
+  },
+);
