@@ -128,6 +128,21 @@ describe('Kafka reader and writer', () => {
     expect(new Set(records).size).toBe(total + 1);
   });
 
+  it('sends a batch larger than the broker accepts in one request (split under message.max.bytes)', async () => {
+    const big = uniqueTopic('big');
+    await admin.ensureTopics([{ topic: big, partitions: 1 }]);
+    try {
+      const writer = connector.writer({ writerId: 'rw-big' });
+      await writer.start();
+      const value = Buffer.alloc(1024, 1);
+      await writer.send(Array.from({ length: 3000 }, (_, i) => ({ topic: big, key: String(i), value })));
+      await writer.close();
+      expect(await admin.offsets(big)).toEqual([{ partition: 0, earliest: '0', latest: '3000' }]);
+    } finally {
+      await admin.deleteTopics([big]);
+    }
+  });
+
   it('rejects partitions that do not exist', async () => {
     const reader = connector.reader({ readerId: 'rw-bad', assignments: [{ topic, partition: 7, offset: 'earliest' }] });
     await expect(reader.start()).rejects.toMatchObject({ name: 'TopicConfigError' });

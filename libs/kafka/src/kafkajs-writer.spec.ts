@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { toTopicMessages } from './kafkajs-writer';
+import { splitBySize, toTopicMessages } from './kafkajs-writer';
 
 describe('toTopicMessages', () => {
   it('groups records by topic, keeping their order within each topic', () => {
@@ -16,5 +16,28 @@ describe('toTopicMessages', () => {
     expect(grouped[0].messages[1].partition).toBe(3);
     expect(grouped[1].messages[0].timestamp).toBe('42');
     expect(grouped[0].messages[0].key).toBe('k');
+  });
+});
+
+describe('splitBySize', () => {
+  const records = (count: number, valueBytes: number) =>
+    Array.from({ length: count }, (_, i) => ({ topic: 't', key: `k${i}`, value: Buffer.alloc(valueBytes) }));
+
+  it('keeps a small send whole', () => {
+    const small = records(10, 100);
+    expect(splitBySize(small, 768 * 1024)).toEqual([small]);
+  });
+
+  it('cuts a big send into in-order requests under the limit', () => {
+    const big = records(3000, 1000);
+    const chunks = splitBySize(big, 768 * 1024);
+    expect(chunks.length).toBeGreaterThan(3);
+    expect(chunks.flat()).toEqual(big);
+    for (const chunk of chunks) expect(chunk.length * 1000).toBeLessThan(768 * 1024);
+  });
+
+  it('lets a single record over the limit through alone (the broker then names the problem)', () => {
+    const huge = records(3, 2_000_000);
+    expect(splitBySize(huge, 768 * 1024).map((c) => c.length)).toEqual([1, 1, 1]);
   });
 });
