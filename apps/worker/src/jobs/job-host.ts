@@ -46,7 +46,6 @@ async function start(message: StartJobMessage): Promise<void> {
 
 function exit(last: FromJobHost, code: number): void {
   clearInterval(metricsTimer);
-  if (job) send({ type: 'metrics', snapshots: job.metrics() });
   send(last);
   // Let IPC flush before leaving.
   setTimeout(() => process.exit(code), 50);
