@@ -11,7 +11,7 @@ import { ProblemDetailsFilter } from './problems/problem-details.filter';
  * `init` false leaves lifecycle hooks unrun (no consumers, no timers): the OpenAPI generator uses that.
  */
 export async function createApp(options: ControlPlaneOptions, { init = true } = {}): Promise<NestExpressApplication> {
-  const logger = options.logger ?? createRootLogger(options.config.WEIR_LOG_LEVEL);
+  const logger = createRootLogger(options.config.WEIR_LOG_LEVEL, options.logDestination);
   const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(options, logger), {
     logger: new PinoNestLogger(logger),
     bufferLogs: false,

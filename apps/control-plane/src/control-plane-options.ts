@@ -1,11 +1,11 @@
 import type { WeirConfig } from '@weir/config';
-import type { Logger } from 'pino';
+import type { DestinationStream } from 'pino';
 
 /** Everything the control plane is built from; tests construct it directly, main.ts from the environment. */
 export interface ControlPlaneOptions {
   readonly config: WeirConfig;
-  /** The process's logger (default: pino to stdout at WEIR_LOG_LEVEL). */
-  readonly logger?: Logger;
+  /** Where JSON log lines go (default: stdout). The level is WEIR_LOG_LEVEL. */
+  readonly logDestination?: DestinationStream;
   /** How often the LOST sweep runs (default: WEIR_WORKER_HEARTBEAT_MS). */
   readonly workerSweepIntervalMs?: number;
   /** Upper bound on each dependency check of /health/ready (default 2000 ms). */

@@ -1,15 +1,15 @@
 import 'reflect-metadata';
 import { loadConfig } from '@weir/config';
+import type { Logger } from 'pino';
 import { createApp } from './app';
-import { createRootLogger } from './logging/logger';
+import { ROOT_LOGGER } from './control-plane-options';
 
 async function main(): Promise<void> {
   const config = loadConfig();
-  const logger = createRootLogger(config.WEIR_LOG_LEVEL);
-  const app = await createApp({ config, logger });
+  const app = await createApp({ config });
   await app.listen(config.WEIR_HTTP_PORT, config.WEIR_HTTP_HOST);
   // Addresses only: the configuration also holds credentials, which never reach the log.
-  logger.info(
+  app.get<symbol, Logger>(ROOT_LOGGER).info(
     { host: config.WEIR_HTTP_HOST, port: config.WEIR_HTTP_PORT, queuePrefix: config.WEIR_QUEUE_PREFIX },
     'control plane listening',
   );
@@ -17,6 +17,7 @@ async function main(): Promise<void> {
 
 main().catch((err: unknown) => {
   // Written directly: the logger may not exist yet (a configuration error is reported before it is built).
-  process.stderr.write(`${JSON.stringify({ level: 'fatal', msg: 'control plane failed to start', err: String(err instanceof Error ? err.message : err) })}\n`);
+  const message = err instanceof Error ? err.message : String(err);
+  process.stderr.write(`${JSON.stringify({ level: 'fatal', msg: 'control plane failed to start', err: message })}\n`);
   process.exit(1);
 });

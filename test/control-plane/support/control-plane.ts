@@ -28,7 +28,7 @@ export async function startControlPlane(
   config: WeirConfig,
   options: Omit<ControlPlaneOptions, 'config'> = {},
 ): Promise<RunningControlPlane> {
-  const app = await createApp({ config, logger: pino({ level: 'warn' }), ...options });
+  const app = await createApp({ config, ...options });
   await app.listen(0, '127.0.0.1');
   const { port } = app.getHttpServer().address() as AddressInfo;
   return { app, url: `http://127.0.0.1:${port}`, close: () => app.close() };
@@ -65,6 +65,15 @@ export async function deleteWorkers(config: WeirConfig, ids: readonly string[]):
   } finally {
     await pool.end();
   }
+}
+
+/** A log destination whose JSON lines the test can read back. */
+export function capturingLog(): { destination: pino.DestinationStream; lines: () => Record<string, unknown>[] } {
+  const raw: string[] = [];
+  return {
+    destination: { write: (line: string) => void raw.push(line) },
+    lines: () => raw.map((line) => JSON.parse(line) as Record<string, unknown>),
+  };
 }
 
 /** Polls until `probe` returns a value, or fails with the last value seen. Conditions, never durations. */

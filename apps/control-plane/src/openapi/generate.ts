@@ -6,14 +6,13 @@ import 'reflect-metadata';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { loadConfig } from '@weir/config';
-import pino from 'pino';
 import { createApp } from '../app';
 import { buildOpenApiDocument } from './document';
 
 export const OPENAPI_PATH = resolve(__dirname, '../../../../openapi/openapi.json');
 
 async function main(): Promise<void> {
-  const app = await createApp({ config: loadConfig(), logger: pino({ level: 'warn' }) }, { init: false });
+  const app = await createApp({ config: { ...loadConfig(), WEIR_LOG_LEVEL: 'warn' } }, { init: false });
   try {
     const document = buildOpenApiDocument(app);
     await mkdir(dirname(OPENAPI_PATH), { recursive: true });

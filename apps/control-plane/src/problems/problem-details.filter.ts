@@ -30,12 +30,14 @@ export class ProblemDetailsFilter implements ExceptionFilter {
       response.send(JSON.stringify(health));
       return;
     }
-    const { problem, unexpected } = toProblem(error, instance, currentRequestId());
+    const requestId = currentRequestId();
+    const { problem, unexpected } = toProblem(error, instance, requestId);
     if (unexpected) {
-      this.logger.error({ err: error, method: request.method, path: instance }, 'request failed unexpectedly');
+      this.logger.error({ requestId, err: error, method: request.method, path: instance }, 'request failed unexpectedly');
     }
     if (response.headersSent) return;
     response.status(problem.status);
+    if (problem.status === 503) response.setHeader('Retry-After', '5');
     response.setHeader('Content-Type', PROBLEM_CONTENT_TYPE);
     response.send(JSON.stringify(problem));
   }

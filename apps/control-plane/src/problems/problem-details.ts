@@ -27,4 +27,5 @@ export const PROBLEM_TYPES = {
   invalidRequest: 'urn:weir:problem:invalid-request',
   notFound: 'urn:weir:problem:not-found',
   internal: 'urn:weir:problem:internal-error',
+  unavailable: 'urn:weir:problem:unavailable',
 } as const;

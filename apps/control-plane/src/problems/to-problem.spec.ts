@@ -1,4 +1,5 @@
 import { BadRequestException, InternalServerErrorException, NotFoundException, PayloadTooLargeException } from '@nestjs/common';
+import { DatabaseUnavailableError } from '@weir/db';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { parseInput } from '../validation/parse-input';
@@ -44,6 +45,16 @@ describe('toProblem', () => {
       expect(JSON.stringify(problem)).not.toMatch(/hunter2|internal detail|a string|stack/);
       expect(problem.requestId).toBe('req-2');
     }
+  });
+});
+
+describe('toProblem for unavailable dependencies', () => {
+  it('answers 503 without the driver message', () => {
+    const error = new DatabaseUnavailableError('list workers: database unavailable (connect ECONNREFUSED 10.0.0.5:5432)');
+    const { problem, unexpected } = toProblem(error, '/v1/workers', 'r');
+    expect(unexpected).toBe(true);
+    expect(problem).toMatchObject({ status: 503, type: PROBLEM_TYPES.unavailable });
+    expect(problem.detail).not.toContain('10.0.0.5');
   });
 });
 

@@ -1,5 +1,6 @@
 import { STATUS_CODES } from 'node:http';
 import { HttpException } from '@nestjs/common';
+import { DatabaseUnavailableError } from '@weir/db';
 import { PROBLEM_TYPES, type ProblemDetails } from './problem-details';
 import { ProblemException } from './problem.exception';
 
@@ -37,6 +38,19 @@ export function toProblem(error: unknown, instance: string, requestId: string | 
         title: STATUS_CODES[status] ?? 'Error',
         status,
         detail: httpExceptionDetail(error),
+        ...common,
+      },
+    };
+  }
+  if (error instanceof DatabaseUnavailableError) {
+    // Not the caller's fault and likely to pass: 503 tells clients and load balancers to retry.
+    return {
+      unexpected: true,
+      problem: {
+        type: PROBLEM_TYPES.unavailable,
+        title: 'Service Unavailable',
+        status: 503,
+        detail: 'A service the control plane depends on is unavailable. Retry later; quote the request id if it persists.',
         ...common,
       },
     };
