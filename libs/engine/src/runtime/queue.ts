@@ -85,6 +85,29 @@ export class InputQueue {
     });
   }
 
+  /**
+   * Takes further data messages that are already queued right behind the one just taken, up to `maxRecords`, so a
+   * subtask can process them as one batch (one prefetch, one emit). Each still needs its own `handled()`.
+   */
+  takeQueuedData(maxRecords: number): InputMessage[] {
+    const out: InputMessage[] = [];
+    let taken = 0;
+    while (this.head < this.items.length) {
+      const next = this.items[this.head];
+      if (next.kind !== 'data' || taken + next.records.length > maxRecords) break;
+      this.head++;
+      this.size -= next.records.length;
+      taken += next.records.length;
+      out.push(next);
+    }
+    if (out.length > 0 && this.size < this.capacity && this.writers.length > 0) {
+      const writers = this.writers;
+      this.writers = [];
+      for (const resolve of writers) resolve();
+    }
+    return out;
+  }
+
   /** Wakes a waiting taker without a message (stop). */
   interrupt(): void {
     const taker = this.taker;

@@ -4,8 +4,20 @@ import type { ChainEnvLike } from './ports';
 import type { KeyedOperator } from './operators/keyed-operator';
 import type { BroadcastProcessOperator } from './operators/process-operator';
 import type { InputQueue } from './queue';
-import { type InputMessage, type KeyedRecord, MAX_WATERMARK, MIN_WATERMARK } from './records';
+import { type InputMessage, type KeyedRecord, MAX_WATERMARK, MIN_WATERMARK, type StreamRecord } from './records';
 import { InputWatermarks } from './watermarks';
+
+/** Queued data messages are merged into batches of up to this many records (one prefetch, one emit). */
+const MAX_BATCH_RECORDS = 4_096;
+
+/** One data message out of several (the caller has already marked each one's channel active). */
+function merge(first: InputMessage & { kind: 'data' }, more: InputMessage[]): InputMessage {
+  const records: StreamRecord[] = [...first.records];
+  for (const m of more) {
+    if (m.kind === 'data') for (const r of m.records) records.push(r);
+  }
+  return { kind: 'data', channel: first.channel, records };
+}
 
 export interface SubtaskParts {
   readonly env: ChainEnvLike & { readonly metrics: SubtaskMetricsRecorder };
@@ -49,12 +61,20 @@ export class Subtask {
         return;
       }
       let finished = false;
+      let handledCount = message ? 1 : 0;
       try {
-        if (message) finished = await this.handle(message);
+        if (message?.kind === 'data' && operator && message.records.length > 0) {
+          const more = queue.takeQueuedData(MAX_BATCH_RECORDS - message.records.length);
+          handledCount += more.length;
+          for (const m of more) if (m.kind === 'data' && m.channel >= 0) this.watermarks.onData(m.channel);
+          finished = await this.handle(more.length === 0 ? message : merge(message, more));
+        } else if (message) {
+          finished = await this.handle(message);
+        }
         await this.fireProcessingTimers();
       } finally {
         // Handled only once its timers ran too, so the test driver's quiet() sees their outputs.
-        if (message) queue.handled();
+        for (let i = 0; i < handledCount; i++) queue.handled();
       }
       if (finished) return;
     }

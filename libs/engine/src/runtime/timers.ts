@@ -80,6 +80,8 @@ export class TimerStore {
     private readonly backend: KeyedStateBackend,
     operatorId: string,
     private readonly owns: (keyGroup: number) => boolean,
+    /** false: the index is the only copy and the operator re-arms timers from its own state (windows do). */
+    private readonly durable = true,
   ) {
     this.namespace = `${operatorId}/__timers`;
   }
@@ -96,6 +98,20 @@ export class TimerStore {
   register(domain: TimeDomain, timestamp: number, now: number): void {
     const id = entryId(domain, timestamp, this.keyGroup, this.keyBytes);
     if (this.live.has(id)) return;
+    if (this.durable) this.writeDurable(domain, timestamp, now);
+    this.live.add(id);
+    this.heaps[domain].push({ timestamp, domain, keyGroup: this.keyGroup, keyBytes: this.keyBytes });
+  }
+
+  /** Re-arms a timer of a given key without touching durable state (operators with derived timers). */
+  arm(domain: TimeDomain, timestamp: number, keyGroup: number, keyBytes: Uint8Array): void {
+    const id = entryId(domain, timestamp, keyGroup, keyBytes);
+    if (this.live.has(id)) return;
+    this.live.add(id);
+    this.heaps[domain].push({ timestamp, domain, keyGroup, keyBytes });
+  }
+
+  private writeDurable(domain: TimeDomain, timestamp: number, now: number): void {
     const ref = this.ref(this.keyGroup, this.keyBytes);
     const stored = this.backend.get<KeyTimers>(ref, now) ?? { e: [], p: [] };
     const list = domain === 'event' ? stored.e : stored.p;
@@ -103,12 +119,10 @@ export class TimerStore {
       const next = [...list, timestamp].sort((a, b) => a - b);
       this.backend.put(ref, domain === 'event' ? { e: next, p: stored.p } : { e: stored.e, p: next });
     }
-    this.live.add(id);
-    this.heaps[domain].push({ timestamp, domain, keyGroup: this.keyGroup, keyBytes: this.keyBytes });
   }
 
   delete(domain: TimeDomain, timestamp: number, now: number): void {
-    this.removeDurable(domain, timestamp, this.keyGroup, this.keyBytes, now);
+    if (this.durable) this.removeDurable(domain, timestamp, this.keyGroup, this.keyBytes, now);
     this.live.delete(entryId(domain, timestamp, this.keyGroup, this.keyBytes));
   }
 
@@ -137,11 +151,12 @@ export class TimerStore {
 
   /** Removes a fired timer from durable state (its key's state must be prefetched). */
   fired(timer: DueTimer, now: number): void {
-    this.removeDurable(timer.domain, timer.timestamp, timer.keyGroup, timer.keyBytes, now);
+    if (this.durable) this.removeDurable(timer.domain, timer.timestamp, timer.keyGroup, timer.keyBytes, now);
   }
 
   /** Rebuilds the index for a key group from durable state (after a restore or on start). */
   async load(keyGroup: number, now: number): Promise<void> {
+    if (!this.durable) return;
     for await (const [keyBytes, timers] of this.backend.entries<KeyTimers>(keyGroup, this.namespace, now)) {
       for (const [domain, list] of [['event', timers.e], ['processing', timers.p]] as const) {
         for (const timestamp of list) {

@@ -10,18 +10,26 @@ export interface SourcePump {
   positions(): ReadonlyMap<string, string>;
 }
 
-const BATCH = 500;
+const BATCH = 1_000;
 
-/** SplitMix32-style PRNG seeded per record index, so output depends only on (seed, index), not on parallelism. */
-export function seededRandom(seed: number, index: number): () => number {
-  let state = (Math.imul(seed | 0, 0x9e3779b1) ^ Math.imul(index + 1, 0x85ebca6b)) >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
+/** Mulberry32 PRNG reseeded per record index, so output depends only on (seed, index), not on parallelism. */
+export class IndexedRandom {
+  private state = 0;
+  readonly next = (): number => {
+    this.state = (this.state + 0x6d2b79f5) >>> 0;
+    let t = this.state;
     t = Math.imul(t ^ (t >>> 15), t | 1);
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
+
+  constructor(private readonly seed: number) {}
+
+  /** Positions the generator at record `index` (one object reused for every record: no allocation). */
+  at(index: number): () => number {
+    this.state = (Math.imul(this.seed | 0, 0x9e3779b1) ^ Math.imul(index + 1, 0x85ebca6b)) >>> 0;
+    return this.next;
+  }
 }
 
 /**
@@ -44,13 +52,14 @@ export class GeneratorPump implements SourcePump {
     const start = this.now();
     const intervalMs = spec.ratePerSec ? 1000 / spec.ratePerSec : 0;
     let index = subtask;
+    const random = new IndexedRandom(spec.seed);
     while (!this.stopped && (spec.count === undefined || index < spec.count)) {
       const batch: SourceInput[] = [];
       const now = this.now();
       while (batch.length < BATCH && (spec.count === undefined || index < spec.count)) {
         const scheduled = intervalMs > 0 ? start + index * intervalMs : now;
         if (scheduled > now) break;
-        batch.push({ value: spec.generate(index, seededRandom(spec.seed, index)), sourceTimestamp: Math.floor(scheduled) });
+        batch.push({ value: spec.generate(index, random.at(index)), sourceTimestamp: Math.floor(scheduled) });
         index += parallelism;
       }
       if (batch.length > 0) await this.out.emit(0, batch);

@@ -8,6 +8,8 @@ import { encodeForDeadLetter, errorMessage } from '../ports';
 import { type KeyedRecord, MIN_WATERMARK, type StreamRecord } from '../records';
 import { type DueTimer, TimerStore } from '../timers';
 
+const FLUSH_INTERVAL_MS = 200;
+
 export interface KeyedOperatorEnv extends ChainEnv {
   readonly operatorId: string;
   readonly parallelism: number;
@@ -37,6 +39,7 @@ export abstract class KeyedOperator {
   private currentKeyGroup = 0;
   private currentTimestamp = 0;
   private currentIngest = 0;
+  private lastFlush = performance.now();
   protected readonly collector: Collector<unknown>;
   protected readonly ctx: KeyedContext<KeyValue>;
 
@@ -46,7 +49,7 @@ export abstract class KeyedOperator {
   ) {
     const now = () => env.clock.now();
     this.state = new KeyedStateAccess(env.backend, env.operatorId, descriptors, now);
-    this.timers = new TimerStore(env.backend, env.operatorId, (kg) => env.ownedKeyGroups.has(kg));
+    this.timers = new TimerStore(env.backend, env.operatorId, (kg) => env.ownedKeyGroups.has(kg), this.durableTimers());
     this.info = {
       tenantId: env.tenantId,
       jobId: env.jobId,
@@ -63,12 +66,21 @@ export abstract class KeyedOperator {
     return [];
   }
 
+  /** Whether timers are kept in keyed state; operators that can derive them from their own state say no. */
+  protected durableTimers(): boolean {
+    return true;
+  }
+
+  /** Re-arms the timers of one key group after it arrived (restore) or on start. */
+  protected async loadTimers(keyGroup: number): Promise<void> {
+    await this.timers.load(keyGroup, this.env.clock.now());
+  }
+
   protected abstract onElement(record: KeyedRecord): void;
   protected abstract onTimerFired(timer: DueTimer): void;
 
   async open(): Promise<void> {
-    const now = this.env.clock.now();
-    for (const kg of this.env.ownedKeyGroups) await this.timers.load(kg, now);
+    for (const kg of this.env.ownedKeyGroups) await this.loadTimers(kg);
   }
 
   async processBatch(records: readonly KeyedRecord[]): Promise<void> {
@@ -81,8 +93,20 @@ export abstract class KeyedOperator {
         this.deadLetter(r.value, r.raw, r.timestamp, err);
       }
     }
-    await this.env.backend.flush();
+    await this.maybeFlush();
     this.drain();
+  }
+
+  /**
+   * Dirty state is written to the store at most every FLUSH_INTERVAL_MS (and always before a snapshot, which
+   * flushes itself): the write-back cache never evicts dirty entries, so nothing is lost, and one write batch then
+   * carries many input batches' changes. Durability comes from checkpoints, not from these flushes.
+   */
+  private async maybeFlush(): Promise<void> {
+    const now = performance.now();
+    if (now - this.lastFlush < FLUSH_INTERVAL_MS) return;
+    this.lastFlush = now;
+    await this.env.backend.flush();
   }
 
   async advanceWatermark(watermark: number): Promise<void> {
@@ -117,7 +141,7 @@ export abstract class KeyedOperator {
   async adoptKeyGroup(keyGroup: number, image: Uint8Array): Promise<void> {
     await this.env.backend.restoreKeyGroup(keyGroup, image);
     this.env.ownedKeyGroups.add(keyGroup);
-    await this.timers.load(keyGroup, this.env.clock.now());
+    await this.loadTimers(keyGroup);
   }
 
   /** Operator state outside keyed state (broadcast state), for snapshots. */
@@ -143,13 +167,13 @@ export abstract class KeyedOperator {
           this.deadLetter({ timer: t.timestamp, domain: t.domain, key }, undefined, t.timestamp, err);
         }
       }
-      await this.env.backend.flush();
+      await this.maybeFlush();
       this.drain();
     }
   }
 
   private async prefetch(items: readonly { keyGroup: number; keyBytes: Uint8Array }[]): Promise<void> {
-    const namespaces = [...this.state.namespaces(), this.timers.namespace, ...this.extraNamespaces()];
+    const namespaces = [...this.state.namespaces(), ...(this.durableTimers() ? [this.timers.namespace] : []), ...this.extraNamespaces()];
     const seen = new Set<string>();
     const refs: StateRef[] = [];
     for (const { keyGroup, keyBytes } of items) {

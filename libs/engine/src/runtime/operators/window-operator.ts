@@ -38,6 +38,20 @@ export class WindowOperator extends KeyedOperator {
     return [this.namespace];
   }
 
+  /** Window timers follow from the open windows, so they are not stored twice: a restore re-arms them. */
+  protected override durableTimers(): boolean {
+    return false;
+  }
+
+  protected override async loadTimers(keyGroup: number): Promise<void> {
+    for await (const [keyBytes, windows] of this.env.backend.entries<WindowEntry[]>(keyGroup, this.namespace, this.env.clock.now())) {
+      for (const w of windows) {
+        if (w.e - 1 > this.watermark) this.timers.arm('event', w.e - 1, keyGroup, keyBytes);
+        if (this.lateness > 0) this.timers.arm('event', w.e - 1 + this.lateness, keyGroup, keyBytes);
+      }
+    }
+  }
+
   protected onElement(record: KeyedRecord): void {
     const ref = this.ref();
     const now = this.env.clock.now();
@@ -48,15 +62,19 @@ export class WindowOperator extends KeyedOperator {
       if (this.isExpired(w.end)) continue;
       accepted = true;
       let entry: WindowEntry;
+      let isNew = true;
       if (this.assigner.kind === 'session') {
         ({ windows, entry } = this.mergeSession(windows, w));
       } else {
         const found = windows.find((x) => x.s === w.start && x.e === w.end);
         entry = found ?? { s: w.start, e: w.end, a: this.fn.createAccumulator() };
+        isNew = !found;
         if (!found) windows = [...windows, entry];
       }
+      const known = !isNew && this.assigner.kind !== 'session';
       entry.a = this.fn.add(record.value, entry.a);
-      this.armTimers(entry.e);
+      // A window that already existed has its timers armed; only new (or merged) windows need them.
+      if (!known) this.armTimers(entry.e);
       if (entry.e - 1 <= this.watermark) fireNow.push(entry);
     }
     if (!accepted) {
