@@ -1,5 +1,6 @@
 import { Queue } from 'bullmq';
-import { producerConnection, type ProtocolConfig } from './connection';
+import { Redis } from 'ioredis';
+import { type ProtocolConfig } from './connection';
 import { defaultLogger, errorFields, type ProtocolLogger } from './logger';
 import { workerCommandSchema, type WorkerCommand } from './messages/commands';
 import { workerCommandsQueue } from './names';
@@ -22,15 +23,16 @@ export interface CommandDispatcher {
 /** Control-plane side: sends commands to workers. */
 export function createCommandDispatcher(config: ProtocolConfig, options: { logger?: ProtocolLogger } = {}): CommandDispatcher {
   const logger = options.logger ?? defaultLogger();
+  // One connection for every worker's queue (BullMQ shares a client it is given): a fleet of hundreds of workers
+  // must not cost hundreds of Redis connections per control-plane instance. No offline queue: fail fast.
+  const redis = new Redis(config.WEIR_REDIS_URL, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
+  redis.on('error', (err: Error) => logger.debug({ ...errorFields(err) }, 'command dispatcher connection error'));
   const queues = new Map<string, Queue>();
   const queueFor = (workerId: string) => {
     let queue = queues.get(workerId);
     if (!queue) {
-      queue = new Queue(workerCommandsQueue(workerId), {
-        connection: producerConnection(config),
-        prefix: config.WEIR_QUEUE_PREFIX,
-      });
-      queue.on('error', (err) => logger.debug({ workerId, ...errorFields(err) }, 'command queue connection error'));
+      queue = new Queue(workerCommandsQueue(workerId), { connection: redis, prefix: config.WEIR_QUEUE_PREFIX });
+      queue.on('error', (err) => logger.debug({ workerId, ...errorFields(err) }, 'command queue error'));
       queues.set(workerId, queue);
     }
     return queue;
@@ -52,6 +54,7 @@ export function createCommandDispatcher(config: ProtocolConfig, options: { logge
     async close() {
       await Promise.allSettled([...queues.values()].map((q) => q.close()));
       queues.clear();
+      await redis.quit().catch(() => redis.disconnect());
     },
   };
 }
