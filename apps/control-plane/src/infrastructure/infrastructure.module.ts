@@ -1,4 +1,12 @@
-import { Global, Inject, Injectable, Module, type BeforeApplicationShutdown, type OnApplicationShutdown } from '@nestjs/common';
+import {
+  Global,
+  Inject,
+  Injectable,
+  Module,
+  type BeforeApplicationShutdown,
+  type OnApplicationBootstrap,
+  type OnApplicationShutdown,
+} from '@nestjs/common';
 import { createBlobStore, type BlobStore } from '@weir/blob';
 import type { WeirConfig } from '@weir/config';
 import { createPool, type Pool } from '@weir/db';
@@ -8,9 +16,12 @@ import type { Logger } from 'pino';
 import { ROOT_LOGGER, WEIR_CONFIG } from '../control-plane-options';
 import { BLOB_STORE, KAFKA_ADMIN, PG_POOL, REDIS } from './tokens';
 
-/** Closes the clients last, after every consumer and timer that uses them has stopped. */
+/**
+ * Connects what connects eagerly only once the app starts (so building it, as the OpenAPI generator does, opens
+ * nothing), and closes the clients last, after every consumer and timer that uses them has stopped.
+ */
 @Injectable()
-class InfrastructureLifecycle implements BeforeApplicationShutdown, OnApplicationShutdown {
+class InfrastructureLifecycle implements OnApplicationBootstrap, BeforeApplicationShutdown, OnApplicationShutdown {
   constructor(
     @Inject(ROOT_LOGGER) private readonly logger: Logger,
     @Inject(PG_POOL) private readonly pool: Pool,
@@ -18,6 +29,11 @@ class InfrastructureLifecycle implements BeforeApplicationShutdown, OnApplicatio
     @Inject(BLOB_STORE) private readonly blob: BlobStore,
     @Inject(KAFKA_ADMIN) private readonly kafka: KafkaAdmin,
   ) {}
+
+  onApplicationBootstrap(): void {
+    // ioredis reconnects by itself after a failure; the readiness check reports Redis down meanwhile.
+    this.redis.connect().catch((err: Error) => this.logger.warn({ err: { name: err.name, message: err.message } }, 'Redis not reachable yet'));
+  }
 
   beforeApplicationShutdown(signal?: string): void {
     this.logger.info({ signal }, 'control plane shutting down: consumers and timers stopped');
@@ -50,6 +66,7 @@ class InfrastructureLifecycle implements BeforeApplicationShutdown, OnApplicatio
       useFactory: (config: WeirConfig, logger: Logger) => {
         // Fail fast while disconnected: this client only answers health checks.
         const redis = new Redis(config.WEIR_REDIS_URL, {
+          lazyConnect: true,
           enableOfflineQueue: false,
           maxRetriesPerRequest: 0,
           connectTimeout: 2_000,

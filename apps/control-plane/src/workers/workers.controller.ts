@@ -1,7 +1,7 @@
 import { Controller, Get, Param, Query } from '@nestjs/common';
-import { ApiBadRequestResponse, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiParam, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { ApiOkResponse, ApiOperation, ApiParam, ApiQuery, ApiTags } from '@nestjs/swagger';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../pagination/page-query';
-import { ProblemDetailsDto } from '../problems/problem-details.dto';
+import { ApiProblemResponse } from '../problems/api-problem-response.decorator';
 import { parseInput } from '../validation/parse-input';
 import { listWorkersQuerySchema, workerIdParamsSchema } from './dto/list-workers.query';
 import { WorkerDto, WorkerPageDto } from './dto/worker.dto';
@@ -9,6 +9,8 @@ import { WORKER_STATUSES } from './worker';
 import { WorkerRegistry } from './worker-registry.service';
 
 @ApiTags('workers')
+@ApiProblemResponse(500, 'Unexpected failure; the detail is generic and the request id is logged')
+@ApiProblemResponse(503, 'A dependency (Postgres) is unavailable; retry later')
 @Controller('v1/workers')
 export class WorkersController {
   constructor(private readonly registry: WorkerRegistry) {}
@@ -19,7 +21,7 @@ export class WorkersController {
   @ApiQuery({ name: 'cursor', required: false, description: 'nextCursor of the previous page' })
   @ApiQuery({ name: 'status', required: false, enum: WORKER_STATUSES })
   @ApiOkResponse({ type: WorkerPageDto })
-  @ApiBadRequestResponse({ type: ProblemDetailsDto, description: 'A query parameter is invalid; the problem names it' })
+  @ApiProblemResponse(400, 'A query parameter is invalid; the problem names it')
   async list(@Query() query: unknown): Promise<WorkerPageDto> {
     const { limit, cursor, status } = parseInput(listWorkersQuerySchema, query, 'query');
     const page = await this.registry.list(limit, cursor, status);
@@ -30,8 +32,8 @@ export class WorkersController {
   @ApiOperation({ summary: 'One worker' })
   @ApiParam({ name: 'id', description: 'The worker id (WEIR_WORKER_ID of the worker process)' })
   @ApiOkResponse({ type: WorkerDto })
-  @ApiNotFoundResponse({ type: ProblemDetailsDto })
-  @ApiBadRequestResponse({ type: ProblemDetailsDto })
+  @ApiProblemResponse(404, 'No worker has this id')
+  @ApiProblemResponse(400, 'The id is not a valid worker id')
   async get(@Param('id') id: string): Promise<WorkerDto> {
     const params = parseInput(workerIdParamsSchema, { id }, 'path');
     return WorkerDto.from(await this.registry.get(params.id));
