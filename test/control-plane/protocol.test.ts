@@ -3,11 +3,13 @@ import {
   CommandRejectedError,
   createCommandConsumer,
   createCommandDispatcher,
+  createWorkerEventConsumer,
   createWorkerReporter,
   ProtocolValidationError,
   workerCommandsQueue,
   type RunSubtasks,
   type StopSubtasks,
+  type WorkerEvent,
 } from '@weir/protocol';
 import { Queue } from 'bullmq';
 import pino from 'pino';
@@ -101,6 +103,52 @@ describe('control plane → worker commands', () => {
       );
     } finally {
       await dispatcher.close();
+    }
+  });
+});
+
+describe('worker reporter', () => {
+  afterAll(() => deleteQueues(config));
+
+  it('announces, heartbeats in sequence, keeps reporting subtasks when its status callback fails, and says goodbye', async () => {
+    const workerId = `test-${randomBytes(3).toString('hex')}`;
+    const received: WorkerEvent[] = [];
+    const consumer = createWorkerEventConsumer(
+      config,
+      async (event) => {
+        if (event.worker.workerId === workerId) received.push(event);
+      },
+      { logger: silent, concurrency: 1 },
+    );
+    await consumer.start();
+    const running = [{ tenantId: 't1', jobId: 'fraud', operatorId: 'score', subtask: 1, state: 'RUNNING' as const }];
+    let calls = 0;
+    const reporter = createWorkerReporter(
+      { ...config, WEIR_WORKER_HEARTBEAT_MS: 100 },
+      { workerId, slots: 2, version: '0.1.0' },
+      {
+        logger: silent,
+        status: () => {
+          if (++calls > 2) throw new Error('supervisor busy');
+          return { runningSubtasks: running };
+        },
+      },
+    );
+    try {
+      await reporter.start();
+      await eventually('four heartbeats', async () => (received.length >= 5 ? true : undefined));
+      await reporter.stop('test over');
+      await eventually('worker.stopping', async () => (received.some((e) => e.type === 'worker.stopping') ? true : undefined));
+    } finally {
+      await reporter.stop();
+      await consumer.close();
+    }
+    const ordered = [...received].sort((a, b) => a.seq - b.seq);
+    expect(ordered[0].type).toBe('worker.started');
+    expect(ordered.at(-1)?.type).toBe('worker.stopping');
+    expect(ordered.map((e) => e.seq)).toEqual(ordered.map((_, i) => i));
+    for (const event of ordered.slice(0, -1)) {
+      expect(event.type === 'worker.stopping' ? [] : event.runningSubtasks, `seq ${event.seq}`).toEqual(running);
     }
   });
 });

@@ -1,9 +1,9 @@
 import { hostname } from 'node:os';
 import { Queue } from 'bullmq';
 import type { WeirConfig } from '@weir/config';
+import type { z } from 'zod';
 import { producerConnection, withTimeout, type ProtocolConfig } from './connection';
 import { defaultLogger, errorFields, type ProtocolLogger } from './logger';
-import type { MetricsSnapshotMessage } from './messages/metrics-snapshot';
 import {
   runningSubtaskSchema,
   workerDescriptorSchema,
@@ -12,7 +12,7 @@ import {
   type WorkerDescriptor,
   type WorkerEvent,
 } from './messages/worker-events';
-import { metricsSnapshotSchema } from './messages/metrics-snapshot';
+import { metricsSnapshotSchema, type MetricsSnapshotMessage } from './messages/metrics-snapshot';
 import { WORKER_EVENTS_QUEUE } from './names';
 import { parseMessage } from './validate';
 
@@ -71,6 +71,16 @@ export function createWorkerReporter(
 
 type Phase = 'idle' | 'running' | 'stopped';
 
+function validItems<S extends z.ZodType>(items: readonly unknown[], schema: S, onInvalid: (item: unknown) => void): z.infer<S>[] {
+  const valid: z.infer<S>[] = [];
+  for (const item of items) {
+    const parsed = schema.safeParse(item);
+    if (parsed.success) valid.push(parsed.data);
+    else onInvalid(item);
+  }
+  return valid;
+}
+
 class BullWorkerReporter implements WorkerReporter {
   private readonly queue: Queue;
   private readonly sendTimeoutMs: number;
@@ -80,6 +90,7 @@ class BullWorkerReporter implements WorkerReporter {
   private failing = false;
   private timer: NodeJS.Timeout | undefined;
   private inFlight: Promise<void> = Promise.resolve();
+  private lastRunning: RunningSubtask[] = [];
 
   constructor(
     config: WorkerReporterConfig,
@@ -140,27 +151,24 @@ class BullWorkerReporter implements WorkerReporter {
     return { v: 1 as const, worker: this.descriptor, seq: this.seq++, sentAt: Date.now() };
   }
 
-  /** Drops (and logs) what does not validate, so one bad snapshot cannot silence the heartbeat. */
+  /**
+   * Drops (and logs) items that do not validate, so one bad snapshot cannot silence the heartbeat. When the callback
+   * throws, the last good list of subtasks is reported again: reporting none would tell the control plane that the
+   * worker's subtasks are gone.
+   */
   private readStatus(): { runningSubtasks: RunningSubtask[]; metrics: MetricsSnapshotMessage[] } {
     let status: WorkerStatus;
     try {
       status = this.status();
     } catch (err) {
-      this.logger.error({ ...errorFields(err) }, 'worker status callback threw; heartbeat sent without subtasks');
-      return { runningSubtasks: [], metrics: [] };
+      this.logger.error({ ...errorFields(err) }, 'worker status callback threw; reporting the last known subtasks');
+      return { runningSubtasks: this.lastRunning, metrics: [] };
     }
-    const keep = <T>(items: readonly unknown[] | undefined, schema: { safeParse(v: unknown): { success: boolean; data?: T } }, what: string) => {
-      const out: T[] = [];
-      for (const item of items ?? []) {
-        const parsed = schema.safeParse(item);
-        if (parsed.success) out.push(parsed.data as T);
-        else this.logger.error({ item }, `invalid ${what} left out of the heartbeat`);
-      }
-      return out;
-    };
+    const onInvalid = (what: string) => (item: unknown) => this.logger.error({ item }, `invalid ${what} left out of the heartbeat`);
+    this.lastRunning = validItems(status.runningSubtasks, runningSubtaskSchema, onInvalid('running subtask'));
     return {
-      runningSubtasks: keep<RunningSubtask>(status.runningSubtasks, runningSubtaskSchema, 'running subtask'),
-      metrics: keep<MetricsSnapshotMessage>(status.metrics, metricsSnapshotSchema, 'metrics snapshot'),
+      runningSubtasks: this.lastRunning,
+      metrics: validItems(status.metrics ?? [], metricsSnapshotSchema, onInvalid('metrics snapshot')),
     };
   }
 
