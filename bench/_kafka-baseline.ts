@@ -6,13 +6,11 @@
  */
 import { randomUUID } from 'node:crypto';
 import { CompressionTypes, Kafka, logLevel, Partitioners, type Message } from 'kafkajs';
+// Internal on purpose: the baseline must use exactly the connector's settings, which are not part of @weir/kafka.
+import { fetchTuning } from '../libs/kafka/src/tuning';
 
-export const BASELINE_FETCH = {
-  minBytes: 1,
-  maxWaitTimeInMs: 100,
-  maxBytesPerPartition: 2 * 1024 * 1024,
-  maxBytes: 16 * 1024 * 1024,
-} as const;
+/** The reader's own fetch settings, so the comparison is of code paths, not of settings. */
+export const BASELINE_FETCH = fetchTuning;
 
 const SEND_BATCH = 1_000;
 
