@@ -43,6 +43,8 @@ const KEYS = argument('keys', 1_000_000);
 const KAFKA_RECORDS = argument('kafka-records', 200_000);
 const RUNS = argument('runs', 2);
 const PARTITIONS = 4;
+/** Subtasks per stage of the Kafka pipeline. One process is one event loop: more subtasks add no CPU here. */
+const PIPELINE_PARALLELISM = argument('parallelism', 1);
 const WINDOW_MS = 1_000;
 /** Event time advances 1 ms every 100 records: 100k records per window, 10 windows per million. */
 const RECORDS_PER_MS = 100;
@@ -268,7 +270,7 @@ async function engineKafkaRun(connector: KafkaConnector, input: string, output: 
   const job = await runJob(kafkaJob(input, output), {
     tenantId: 'bench',
     jobId: `bench-kafka-${randomBytes(3).toString('hex')}`,
-    parallelism: { default: 2 },
+    parallelism: { default: PIPELINE_PARALLELISM },
     kafka: connector,
     state: (ctx) => createStateBackend({ kind: 'lsm', path: join(dir, `${ctx.operatorId}-${ctx.subtask}`), cacheEntries: 1_000_000 }),
   });
@@ -308,7 +310,7 @@ async function latencyAtLoad(connector: KafkaConnector, topics: Record<string, s
   const job = await runJob(kafkaJob(topics.latencyIn, topics.latencyOut), {
     tenantId: 'bench',
     jobId: 'bench-latency',
-    parallelism: { default: 2 },
+    parallelism: { default: PIPELINE_PARALLELISM },
     kafka: connector,
     state: (ctx) => createStateBackend({ kind: 'lsm', path: join(dir, `${ctx.operatorId}-${ctx.subtask}`), cacheEntries: 1_000_000 }),
   });

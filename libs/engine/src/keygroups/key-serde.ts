@@ -37,5 +37,6 @@ export function decodeKey(bytes: Uint8Array): KeyValue {
 
 /** A map key for serialised keys: latin1 maps each byte to one char, so it is cheap and collision-free. */
 export function keyId(bytes: Uint8Array): string {
+  if (Buffer.isBuffer(bytes)) return bytes.toString('latin1');
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1');
 }

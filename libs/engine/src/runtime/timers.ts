@@ -9,6 +9,8 @@ interface KeyTimers {
 }
 
 export interface DueTimer {
+  /** Index identity (domain, timestamp, key group, key), computed once. */
+  readonly id: string;
   readonly timestamp: number;
   readonly domain: TimeDomain;
   readonly keyGroup: number;
@@ -100,7 +102,7 @@ export class TimerStore {
     if (this.live.has(id)) return;
     if (this.durable) this.writeDurable(domain, timestamp, now);
     this.live.add(id);
-    this.heaps[domain].push({ timestamp, domain, keyGroup: this.keyGroup, keyBytes: this.keyBytes });
+    this.heaps[domain].push({ id, timestamp, domain, keyGroup: this.keyGroup, keyBytes: this.keyBytes });
   }
 
   /** Re-arms a timer of a given key without touching durable state (operators with derived timers). */
@@ -108,7 +110,7 @@ export class TimerStore {
     const id = entryId(domain, timestamp, keyGroup, keyBytes);
     if (this.live.has(id)) return;
     this.live.add(id);
-    this.heaps[domain].push({ timestamp, domain, keyGroup, keyBytes });
+    this.heaps[domain].push({ id, timestamp, domain, keyGroup, keyBytes });
   }
 
   private writeDurable(domain: TimeDomain, timestamp: number, now: number): void {
@@ -143,7 +145,7 @@ export class TimerStore {
       const top = heap.peek();
       if (!top || top.timestamp > upTo) break;
       heap.pop();
-      this.live.delete(entryId(domain, top.timestamp, top.keyGroup, top.keyBytes));
+      this.live.delete(top.id);
       due.push(top);
     }
     return due;
@@ -163,7 +165,7 @@ export class TimerStore {
           const id = entryId(domain, timestamp, keyGroup, keyBytes);
           if (this.live.has(id)) continue;
           this.live.add(id);
-          this.heaps[domain].push({ timestamp, domain, keyGroup, keyBytes });
+          this.heaps[domain].push({ id, timestamp, domain, keyGroup, keyBytes });
         }
       }
     }
@@ -193,12 +195,12 @@ export class TimerStore {
     for (;;) {
       const top = heap.peek();
       if (!top) return;
-      if (this.live.has(entryId(domain, top.timestamp, top.keyGroup, top.keyBytes)) && this.owns(top.keyGroup)) return;
+      if (this.live.has(top.id) && this.owns(top.keyGroup)) return;
       heap.pop();
     }
   }
 }
 
 function entryId(domain: TimeDomain, timestamp: number, keyGroup: number, keyBytes: Uint8Array): string {
-  return `${domain[0]}${timestamp}|${keyGroup}|${keyId(keyBytes)}`;
+  return (domain === 'event' ? 'e' : 'p') + timestamp + '|' + keyGroup + '|' + keyId(keyBytes);
 }

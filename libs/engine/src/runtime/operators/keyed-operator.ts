@@ -40,16 +40,19 @@ export abstract class KeyedOperator {
   private currentTimestamp = 0;
   private currentIngest = 0;
   private lastFlush = performance.now();
+  private namespaceCache: string[] | undefined;
   protected readonly collector: Collector<unknown>;
   protected readonly ctx: KeyedContext<KeyValue>;
 
   constructor(
     protected readonly env: KeyedOperatorEnv,
     descriptors: readonly AnyStateDescriptor[],
+    /** false when the operator derives its timers from its own state (windows) or can never run one. */
+    private readonly timersDurable = true,
   ) {
     const now = () => env.clock.now();
     this.state = new KeyedStateAccess(env.backend, env.operatorId, descriptors, now);
-    this.timers = new TimerStore(env.backend, env.operatorId, (kg) => env.ownedKeyGroups.has(kg), this.durableTimers());
+    this.timers = new TimerStore(env.backend, env.operatorId, (kg) => env.ownedKeyGroups.has(kg), timersDurable);
     this.info = {
       tenantId: env.tenantId,
       jobId: env.jobId,
@@ -64,11 +67,6 @@ export abstract class KeyedOperator {
   /** Extra namespaces (besides declared state and timers) to prefetch per key, e.g. window contents. */
   protected extraNamespaces(): string[] {
     return [];
-  }
-
-  /** Whether timers are kept in keyed state; operators that can derive them from their own state say no. */
-  protected durableTimers(): boolean {
-    return true;
   }
 
   /** Re-arms the timers of one key group after it arrived (restore) or on start. */
@@ -172,17 +170,24 @@ export abstract class KeyedOperator {
     }
   }
 
-  private async prefetch(items: readonly { keyGroup: number; keyBytes: Uint8Array }[]): Promise<void> {
-    const namespaces = [...this.state.namespaces(), ...(this.durableTimers() ? [this.timers.namespace] : []), ...this.extraNamespaces()];
-    const seen = new Set<string>();
+  private async prefetch(items: readonly { keyGroup: number; keyBytes: Uint8Array; key?: KeyValue }[]): Promise<void> {
+    const namespaces = this.prefetchNamespaces;
+    if (namespaces.length === 0) return;
+    // A Map tells the string '1' from the number 1, so the key itself dedupes without building a string.
+    const seen = new Set<unknown>();
     const refs: StateRef[] = [];
-    for (const { keyGroup, keyBytes } of items) {
-      const id = keyId(keyBytes);
+    for (const item of items) {
+      const id = item.key ?? keyId(item.keyBytes);
       if (seen.has(id)) continue;
       seen.add(id);
-      for (const namespace of namespaces) refs.push({ keyGroup, namespace, key: keyBytes });
+      for (const namespace of namespaces) refs.push({ keyGroup: item.keyGroup, namespace, key: item.keyBytes });
     }
     await this.env.backend.prefetch(refs);
+  }
+
+  private get prefetchNamespaces(): string[] {
+    this.namespaceCache ??= [...this.state.namespaces(), ...(this.timersDurable ? [this.timers.namespace] : []), ...this.extraNamespaces()];
+    return this.namespaceCache;
   }
 
   protected setCurrent(key: KeyValue, keyGroup: number, keyBytes: Uint8Array, timestamp: number, ingestMs: number): void {

@@ -16,7 +16,8 @@ export class ProcessOperator extends KeyedOperator {
     env: KeyedOperatorEnv,
     private readonly fn: KeyedProcessFunction<KeyValue, unknown, unknown>,
   ) {
-    super(env, fn.states ?? []);
+    // Without onTimer a timer could never run user code: nothing to keep (or prefetch) for timers.
+    super(env, fn.states ?? [], fn.onTimer !== undefined);
   }
 
   protected onElement(record: KeyedRecord): void {
@@ -42,7 +43,7 @@ export class BroadcastProcessOperator extends KeyedOperator {
     env: KeyedOperatorEnv,
     private readonly fn: KeyedBroadcastProcessFunction<KeyValue, unknown, unknown, unknown, unknown>,
   ) {
-    super(env, fn.states ?? []);
+    super(env, fn.states ?? [], fn.onTimer !== undefined);
     const map = this.broadcastMap;
     this.broadcastState = {
       get: (key) => map.get(key),

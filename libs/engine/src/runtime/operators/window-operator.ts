@@ -28,7 +28,8 @@ export class WindowOperator extends KeyedOperator {
     private readonly fn: WindowFunctionSpec<KeyValue, unknown, unknown>,
     options: WindowOptions<unknown>,
   ) {
-    super(env, []);
+    // Window timers follow from the open windows, so they are not stored twice: loadTimers re-arms them.
+    super(env, [], false);
     this.namespace = `${env.operatorId}/__windows`;
     this.lateness = options.allowedLatenessMs ?? 0;
     this.lateTag = options.lateOutputTag?.id;
@@ -36,11 +37,6 @@ export class WindowOperator extends KeyedOperator {
 
   protected override extraNamespaces(): string[] {
     return [this.namespace];
-  }
-
-  /** Window timers follow from the open windows, so they are not stored twice: a restore re-arms them. */
-  protected override durableTimers(): boolean {
-    return false;
   }
 
   protected override async loadTimers(keyGroup: number): Promise<void> {
