@@ -11,6 +11,7 @@
  *    the result read back from the output topic) goes into an HDR histogram: p50 / p99.
  * Ends with one JSON line. Bounded to a few minutes.
  */
+import { fork } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -31,7 +32,7 @@ import {
   type JobDefinition,
 } from '@weir/engine';
 import { passthrough } from './_kafka-baseline';
-import { LatencyRecorder, latencyColumns, nowMs, printJsonLine, printTable, ratio, runFixedRate } from './_latency';
+import { LatencyRecorder, type LatencySummary, latencyColumns, nowMs, printJsonLine, printTable, ratio, runFixedRate } from './_latency';
 
 function argument(name: string, fallback: number): number {
   const at = process.argv.indexOf(`--${name}`);
@@ -304,8 +305,12 @@ async function engineVsPassthrough(connector: KafkaConnector, topics: Record<str
   return { ratio: ratio(median(engine), median(raw)), engineRps: median(engine) };
 }
 
-/** Offers 80% of the measured throughput at a fixed rate; event time = scheduled time; latency read at the output. */
-async function latencyAtLoad(connector: KafkaConnector, topics: Record<string, string>, rate: number) {
+/**
+ * Offers 80% of the measured throughput at a fixed rate; event time = scheduled time; latency read at the output.
+ * The load generator and the output reader run in a child process (as producers and consumers would elsewhere),
+ * so they do not take the engine's event loop; the engine process only runs the job.
+ */
+async function latencyAtLoad(connector: KafkaConnector, topics: Record<string, string>, rate: number): Promise<LoadResult> {
   const dir = await mkdtemp(join(tmpdir(), 'weir-bench-engine-lat-'));
   const job = await runJob(kafkaJob(topics.latencyIn, topics.latencyOut), {
     tenantId: 'bench',
@@ -314,9 +319,36 @@ async function latencyAtLoad(connector: KafkaConnector, topics: Record<string, s
     kafka: connector,
     state: (ctx) => createStateBackend({ kind: 'lsm', path: join(dir, `${ctx.operatorId}-${ctx.subtask}`), cacheEntries: 1_000_000 }),
   });
+  try {
+    const child = fork(__filename, ['--role', 'load', '--rate', String(rate), '--in', topics.latencyIn, '--out', topics.latencyOut], {
+      execArgv: ['-r', '@swc-node/register'],
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
+    return await new Promise<LoadResult>((resolve, reject) => {
+      child.once('message', (m) => resolve(m as LoadResult));
+      child.once('exit', (code) => (code === 0 ? undefined : reject(new Error(`load generator exited with ${code}`))));
+    });
+  } finally {
+    await job.stop();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+interface LoadResult {
+  readonly summary: LatencySummary;
+  readonly sent: number;
+  readonly received: number;
+}
+
+/** The child process: fixed-rate producer into `in`, reader of `out`, HDR histogram of event-time latency. */
+async function loadRole(): Promise<void> {
+  const rate = argument('rate', 1000);
+  const input = process.argv[process.argv.indexOf('--in') + 1];
+  const output = process.argv[process.argv.indexOf('--out') + 1];
+  const connector = createKafkaConnector({ brokers: BROKERS, clientId: 'weir-bench-engine-load' });
   const reader = connector.reader({
     readerId: 'bench-engine-latency',
-    assignments: Array.from({ length: PARTITIONS }, (_, partition) => ({ topic: topics.latencyOut, partition, offset: 'latest' })),
+    assignments: Array.from({ length: PARTITIONS }, (_, partition) => ({ topic: output, partition, offset: 'latest' })),
   });
   await reader.start();
   const recorder = new LatencyRecorder();
@@ -344,21 +376,19 @@ async function latencyAtLoad(connector: KafkaConnector, topics: Record<string, s
     for (let i = 0; i < batch.count; i++) {
       const key = `user-${next()}`;
       const value = JSON.stringify({ key, v: (batch.firstSeq + i) % 100, ts: batch.scheduledMs[i], seq: batch.firstSeq + i });
-      records[i] = { topic: topics.latencyIn, key, value };
+      records[i] = { topic: input, key, value };
     }
     await writer.send(records);
   });
-  const drainUntil = Date.now() + 10_000;
+  const drainUntil = Date.now() + 15_000;
   while (received < report.sent && Date.now() < drainUntil) await new Promise((resolve) => setTimeout(resolve, 50));
   reading = false;
   await readLoop;
-  await reader.close();
-  await writer.close();
-  await job.stop();
-  await rm(dir, { recursive: true, force: true });
+  await Promise.all([reader.close(), writer.close()]);
   const summary = recorder.summary();
   recorder.destroy();
-  return { summary, sent: report.sent, received };
+  process.send!({ summary, sent: report.sent, received } satisfies LoadResult);
+  process.disconnect();
 }
 
 async function main(): Promise<void> {
@@ -398,7 +428,7 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((err) => {
+(process.argv.includes('--role') ? loadRole() : main()).catch((err) => {
   console.error(err);
   process.exit(1);
 });
