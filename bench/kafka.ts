@@ -7,13 +7,30 @@
  *   consumer.run({ eachBatch })), every value touched, both sides checked to read the same bytes.
  * Figures are medians over R runs after one small warm-up round; ratios are Weir ÷ kafkajs (1.0 = no cost).
  * Then, once each, for information: gzip writes, and the raw consume → produce passthrough of bench/_kafka-baseline
- * (the engine benchmark's baseline). Bounded to ~90 s; ends with one JSON line.
+ * (the engine benchmark's baseline).
+ * First of all, end-to-end latency at a fixed rate (--rate, default 10,000/s; after a warm-up pass of each side,
+ * one pass per side: 1 s warm-up, 4 s measured):
+ * each event carries its scheduled send time, so a stall shows as latency (no coordinated omission); scheduled →
+ * handed to the reader's caller, in HDR histograms, Weir writer → reader vs kafkajs producer → eachBatch.
+ * Bounded to ~90 s; ends with one JSON line.
  */
 import { randomBytes } from 'node:crypto';
 import type { Message } from 'kafkajs';
+import { randomUUID } from 'node:crypto';
+import { CompressionTypes, type Kafka, Partitioners } from 'kafkajs';
 import { createKafkaConnector, type KafkaConnector, type ProducedRecord } from '@weir/kafka';
-import { baselineClient, passthrough, rawConsume, rawProduce } from './_kafka-baseline';
-import { printJsonLine, printTable, ratio } from './_latency';
+import { baselineClient, BASELINE_FETCH, passthrough, rawConsume, rawProduce } from './_kafka-baseline';
+import {
+  LatencyRecorder,
+  type LatencySummary,
+  latencyColumns,
+  nowMs,
+  printJsonLine,
+  printTable,
+  ratio,
+  runFixedRate,
+  type ScheduledBatch,
+} from './_latency';
 
 function argument(name: string, fallback: number): number {
   const at = process.argv.indexOf(`--${name}`);
@@ -23,6 +40,9 @@ function argument(name: string, fallback: number): number {
 const RECORDS = argument('records', 500_000);
 const RUNS = argument('runs', 3);
 const PARTITIONS = argument('partitions', 4);
+const RATE = argument('rate', 10_000);
+const LATENCY_WARMUP_MS = 1_000;
+const LATENCY_MS = 4_000;
 const BATCH = 1_000;
 const VALUE_BYTES = 100;
 const BUDGET_MS = 90_000;
@@ -90,6 +110,104 @@ async function weirConsume(connector: KafkaConnector, topic: string, count: numb
   }
 }
 
+/** Values of ~100 bytes: [scheduled send time f64][sequence u32][padding]. */
+function stampedValues(batch: ScheduledBatch): Buffer[] {
+  const values: Buffer[] = new Array(batch.count);
+  for (let i = 0; i < batch.count; i++) {
+    const value = Buffer.alloc(VALUE_BYTES);
+    value.writeDoubleBE(batch.scheduledMs[i], 0);
+    value.writeUInt32BE(batch.firstSeq + i, 8);
+    values[i] = value;
+  }
+  return values;
+}
+
+/** Records scheduled → received for values past the warm-up; returns how many values it saw. */
+function recordLatencies(values: readonly (Buffer | null)[], warmupEvents: number, recorder: LatencyRecorder): number {
+  const now = nowMs();
+  for (const value of values) {
+    if (value && value.readUInt32BE(8) >= warmupEvents) recorder.record(now - value.readDoubleBE(0));
+  }
+  return values.length;
+}
+
+interface LatencyPass {
+  readonly durationMs: number;
+  readonly events: number;
+  readonly warmupEvents: number;
+}
+
+function latencyPass(durationMs: number): LatencyPass {
+  return {
+    durationMs,
+    events: Math.floor((RATE * (durationMs + LATENCY_WARMUP_MS)) / 1000),
+    warmupEvents: Math.floor((RATE * LATENCY_WARMUP_MS) / 1000),
+  };
+}
+
+const fixedRate = (pass: LatencyPass) => ({ ratePerSec: RATE, durationMs: pass.durationMs, warmupMs: LATENCY_WARMUP_MS });
+
+async function weirLatency(connector: KafkaConnector, topic: string, pass: LatencyPass): Promise<LatencySummary> {
+  const reader = connector.reader({
+    readerId: 'bench-latency',
+    assignments: Array.from({ length: PARTITIONS }, (_, partition) => ({ topic, partition, offset: 'earliest' as const })),
+  });
+  const writer = connector.writer({ writerId: 'bench-latency' });
+  await Promise.all([reader.start(), writer.start()]);
+  const recorder = new LatencyRecorder();
+  try {
+    let received = 0;
+    const deadline = performance.now() + LATENCY_WARMUP_MS + pass.durationMs + 20_000;
+    const reading = (async () => {
+      while (received < pass.events && performance.now() < deadline) {
+        const records = await reader.poll(BATCH, 50);
+        received += recordLatencies(records.map((r) => r.value), pass.warmupEvents, recorder);
+      }
+    })();
+    await runFixedRate(fixedRate(pass), (batch) =>
+      writer.send(stampedValues(batch).map((value, i) => ({ topic, key: String(batch.firstSeq + i), value }))),
+    );
+    await reading;
+    if (received < pass.events) throw new Error(`Weir latency run received ${received}/${pass.events}`);
+    return recorder.summary();
+  } finally {
+    recorder.destroy();
+    await Promise.all([reader.close(), writer.close()]);
+  }
+}
+
+async function kafkajsLatency(kafka: Kafka, topic: string, pass: LatencyPass): Promise<LatencySummary> {
+  const producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner, idempotent: true, maxInFlightRequests: 1 });
+  const consumer = kafka.consumer({ groupId: `weir-bench-latency-${randomUUID()}`, ...BASELINE_FETCH });
+  await Promise.all([producer.connect(), consumer.connect()]);
+  await consumer.subscribe({ topics: [topic], fromBeginning: true });
+  const recorder = new LatencyRecorder();
+  try {
+    let received = 0;
+    let finish: () => void = () => undefined;
+    const done = new Promise<void>((resolve) => (finish = resolve));
+    await consumer.run({
+      autoCommit: false,
+      eachBatch: async ({ batch }) => {
+        received += recordLatencies(batch.messages.map((m) => m.value), pass.warmupEvents, recorder);
+        if (received >= pass.events) finish();
+      },
+    });
+    await runFixedRate(fixedRate(pass), async (batch) => {
+      const messages = stampedValues(batch).map((value, i) => ({ key: String(batch.firstSeq + i), value }));
+      await producer.sendBatch({ topicMessages: [{ topic, messages }], acks: -1, compression: CompressionTypes.None });
+    });
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([done, new Promise<void>((resolve) => (timer = setTimeout(resolve, 20_000)))]);
+    clearTimeout(timer);
+    if (received < pass.events) throw new Error(`kafkajs latency run received ${received}/${pass.events}`);
+    return recorder.summary();
+  } finally {
+    recorder.destroy();
+    await Promise.all([consumer.disconnect(), producer.disconnect()]);
+  }
+}
+
 const perSecond = (records: number, ms: number): number => (records / ms) * 1000;
 const median = (values: readonly number[]): number => {
   const sorted = [...values].sort((a, b) => a - b);
@@ -105,10 +223,32 @@ async function main(): Promise<void> {
   const writeTopic = `bench.kafka.${suffix}.write`;
   const readTopic = `bench.kafka.${suffix}.read`;
   const sinkTopic = `bench.kafka.${suffix}.sink`;
-  const topics = [writeTopic, readTopic, sinkTopic];
+  // Every latency pass reads its own fresh topic from the beginning.
+  const latencyTopic = (name: string) => `bench.kafka.${suffix}.latency-${name}`;
+  const latencyNames = ['warm-kafkajs', 'warm-weir', 'weir', 'kafkajs'];
+  const topics = [writeTopic, readTopic, sinkTopic, ...latencyNames.map(latencyTopic)];
   await admin.ensureTopics(topics.map((topic) => ({ topic, partitions: PARTITIONS })));
 
   try {
+    // Warm both paths first (not counted): the first pass in a process runs cold and would lose either way.
+    const warmPass = latencyPass(1_000);
+    await kafkajsLatency(raw, latencyTopic('warm-kafkajs'), warmPass);
+    await weirLatency(connector, latencyTopic('warm-weir'), warmPass);
+    const measured = latencyPass(LATENCY_MS);
+    const latency = {
+      weir: await weirLatency(connector, latencyTopic('weir'), measured),
+      kafkajs: await kafkajsLatency(raw, latencyTopic('kafkajs'), measured),
+    };
+    printTable(
+      [
+        { path: 'Weir writer → reader', ...latencyColumns(latency.weir) },
+        { path: 'kafkajs sendBatch → eachBatch', ...latencyColumns(latency.kafkajs) },
+      ],
+      `End-to-end latency at ${RATE} records/s (scheduled send → handed to the caller), ${LATENCY_MS / 1000} s ` +
+        `measured after ${LATENCY_WARMUP_MS / 1000} s warm-up`,
+    );
+    process.stdout.write('\n');
+
     const write = makeBatches(writeTopic, RECORDS);
     const fill = makeBatches(readTopic, RECORDS);
     const warm = Math.max(1, Math.floor(write.weir.length / 10));
@@ -199,6 +339,8 @@ async function main(): Promise<void> {
       kafkajs_consume_per_s: Math.round(consumeRaw),
       gzip_produce_per_s: gzip === null ? null : Math.round(gzip),
       passthrough_per_s: piped === null ? null : Math.round(piped),
+      e2e_p99_ms: Number(latency.weir.p99.toFixed(2)),
+      kafkajs_e2e_p99_ms: Number(latency.kafkajs.p99.toFixed(2)),
       runs,
     });
   } finally {
