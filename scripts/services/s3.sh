@@ -11,7 +11,7 @@ fi
 mkdir -p "$WEIR_HOME/s3"
 log "starting the S3 server on 127.0.0.1:$S3_PORT"
 cd "$ROOT"
-nohup node scripts/services/s3-server.cjs "$WEIR_HOME/s3" "$S3_PORT" "$S3_BUCKET" >> "$LOG_DIR/s3.log" 2>&1 < /dev/null &
+nohup node --openssl-legacy-provider scripts/services/s3-server.cjs "$WEIR_HOME/s3" "$S3_PORT" "$S3_BUCKET" >> "$LOG_DIR/s3.log" 2>&1 < /dev/null &
 echo $! > "$RUN_DIR/s3.pid"
 wait_for 30 "S3" s3_ready || { tail -20 "$LOG_DIR/s3.log" >&2; exit 1; }
 log "S3 is up"

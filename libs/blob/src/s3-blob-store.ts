@@ -36,7 +36,7 @@ const LIST_PAGE = 1000;
 
 export function createBlobStore(config: S3Config, options: BlobStoreOptions = {}): BlobStore {
   const client = new S3Client({
-    endpoint: config.WEIR_S3_ENDPOINT,
+    endpoint: config.WEIR_S3_ENDPOINT ?? undefined,
     region: config.WEIR_S3_REGION,
     forcePathStyle: config.WEIR_S3_FORCE_PATH_STYLE,
     credentials: { accessKeyId: config.WEIR_S3_ACCESS_KEY_ID, secretAccessKey: config.WEIR_S3_SECRET_ACCESS_KEY },

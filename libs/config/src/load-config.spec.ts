@@ -22,6 +22,11 @@ describe('loadConfig', () => {
     expect(config.WEIR_WORKER_SLOTS).toBe(8);
   });
 
+  it('reaches AWS S3 itself with WEIR_S3_ENDPOINT=aws', () => {
+    expect(loadConfig({ WEIR_S3_ENDPOINT: 'aws' }).WEIR_S3_ENDPOINT).toBeNull();
+    expect(loadConfig({}).WEIR_S3_ENDPOINT).toBe('http://127.0.0.1:4568');
+  });
+
   it('names the variable and the problem when a value is wrong', () => {
     expect(() => loadConfig({ WEIR_HTTP_PORT: 'eighty' })).toThrow(ConfigError);
     expect(() => loadConfig({ WEIR_KAFKA_BROKERS: 'no-port' })).toThrow(/WEIR_KAFKA_BROKERS.*host:port/);

@@ -28,7 +28,10 @@ export const configSchema = z.object({
     .pipe(z.array(z.string().regex(/^[^:]+:\d+$/, 'expected host:port')).min(1)),
   WEIR_KAFKA_CLIENT_ID: z.string().default('weir'),
 
-  WEIR_S3_ENDPOINT: z.url().optional().default('http://127.0.0.1:4568'),
+  // `aws` (null once parsed) means no custom endpoint: the AWS SDK's own, per region.
+  WEIR_S3_ENDPOINT: z
+    .union([z.literal('aws').transform(() => null), z.url()])
+    .default('http://127.0.0.1:4568'),
   WEIR_S3_REGION: z.string().default('us-east-1'),
   WEIR_S3_BUCKET: z.string().regex(/^[a-z0-9.-]{3,63}$/).default('weir'),
   WEIR_S3_ACCESS_KEY_ID: z.string().default('S3RVER'),
