@@ -9,7 +9,8 @@ import { KafkaDeadLetters, MemoryDeadLetters } from './connectors/dead-letters';
 import { type CollectedRecord, KafkaSinkWriter, MemorySinkWriter, type SinkWriter } from './connectors/sink-writers';
 import { SourceOutput } from './connectors/source-output';
 import { GeneratorPump, KafkaPump, type SourcePump } from './connectors/sources';
-import type { KeyGroupMove } from './exchange/exchange';
+import type { BroadcastSender, KeyGroupMove, KeyedSender } from './exchange/exchange';
+import { exchangeTopic, KafkaBroadcastSender, KafkaExchangePump, KafkaKeyedSender } from './exchange/kafka-exchange';
 import { MemoryBroadcastExchange, MemoryKeyedExchange } from './exchange/memory-exchange';
 import type { KeyedOperator, KeyedOperatorEnv } from './operators/keyed-operator';
 import { BroadcastProcessOperator, ProcessOperator } from './operators/process-operator';
@@ -41,6 +42,16 @@ export interface RunJobOptions {
   readonly clock?: Clock;
   /** Records buffered per subtask input before producers block (backpressure). Default 20,000. */
   readonly queueCapacity?: number;
+  /**
+   * How keyBy and broadcast edges travel: 'memory' (default) inside this process; 'kafka' through an internal topic
+   * per keyed operator with one partition per key group, so the job's subtasks can run in several processes.
+   */
+  readonly exchange?: 'memory' | 'kafka';
+  /**
+   * With the Kafka exchange: which subtasks of each stage this process runs (stage id → subtask indexes).
+   * Stages not named run all their subtasks here. Every process of a job must be given the same definition.
+   */
+  readonly subtasks?: Readonly<Record<string, readonly number[]>>;
   /** Restored Kafka source offsets: source id → partition → next offset. */
   readonly sourceOffsets?: Readonly<Record<string, Readonly<Record<number, string>>>>;
 }
@@ -91,13 +102,25 @@ interface StageRuntime {
   readonly metrics: SubtaskMetrics[];
   readonly pumps: SourcePump[];
   readonly memoryInputs: SourceOutput[];
+  /** Subtask indexes this process runs. Arrays above are indexed by subtask and hold only these. */
+  readonly local: readonly number[];
+  routing?: RoutingTable;
   exchange?: MemoryKeyedExchange;
   broadcast?: MemoryBroadcastExchange;
+  topic?: string;
+}
+
+function present<T>(items: readonly (T | undefined)[]): T[] {
+  return items.filter((x): x is T => x !== undefined);
 }
 
 /** Starts a job in this process: every stage's subtasks, exchanges in memory, sources pumping. */
 export async function runJob(definition: JobDefinition, options: RunJobOptions): Promise<RunningJob> {
   const clock = options.clock ?? systemClock;
+  if (options.exchange === 'kafka' && !options.kafka) throw new JobRunError('the Kafka exchange needs a KafkaConnector');
+  if (options.subtasks && options.exchange !== 'kafka') {
+    throw new JobRunError('running a subset of subtasks needs the Kafka exchange (exchange: "kafka")');
+  }
   const partitions = await kafkaPartitionCounts(definition, options.kafka);
   const plan = planJob(definition, options.parallelism ?? 1, (node, asked) =>
     node.spec.kind === 'kafka' ? Math.max(1, Math.min(asked, partitions.get(node.id)!)) : asked,
@@ -149,9 +172,16 @@ class JobInstance implements RunningJob {
     const capacity = this.options.queueCapacity ?? 20_000;
     for (const stage of this.plan.stages) {
       const queues = Array.from({ length: stage.parallelism }, () => new InputQueue(capacity, this.inFlight));
+      const local = this.options.subtasks?.[stage.id] ?? Array.from({ length: stage.parallelism }, (_, i) => i);
+      for (const i of local) {
+        if (!Number.isInteger(i) || i < 0 || i >= stage.parallelism) {
+          throw new JobRunError(`stage "${stage.id}" has ${stage.parallelism} subtasks; subtask ${i} does not exist`);
+        }
+      }
       this.stages.set(stage.id, {
         plan: stage,
         queues,
+        local,
         subtasks: [],
         operators: [],
         backends: [],
@@ -160,14 +190,30 @@ class JobInstance implements RunningJob {
         memoryInputs: [],
       });
     }
+    const kafkaExchange = this.options.exchange === 'kafka';
+    const topics: { topic: string; partitions: number }[] = [];
     for (const rt of this.stages.values()) {
       if (rt.plan.root.kind === 'source') continue;
-      rt.exchange = new MemoryKeyedExchange(rt.queues, RoutingTable.initial(rt.plan.parallelism, this.definition.maxParallelism));
-      if (rt.plan.broadcastInput) rt.broadcast = new MemoryBroadcastExchange(rt.queues);
+      rt.routing = RoutingTable.initial(rt.plan.parallelism, this.definition.maxParallelism);
+      if (kafkaExchange) {
+        rt.topic = exchangeTopic(this.tenantId, this.jobId, rt.plan.id);
+        topics.push({ topic: rt.topic, partitions: this.definition.maxParallelism });
+      } else {
+        rt.exchange = new MemoryKeyedExchange(rt.queues, rt.routing);
+        if (rt.plan.broadcastInput) rt.broadcast = new MemoryBroadcastExchange(rt.queues);
+      }
+    }
+    if (topics.length > 0) {
+      const admin = this.options.kafka!.admin();
+      try {
+        await admin.ensureTopics(topics);
+      } finally {
+        await admin.close();
+      }
     }
     try {
       for (const rt of this.stages.values()) {
-        for (let i = 0; i < rt.plan.parallelism; i++) await this.buildSubtask(rt, i);
+        for (const i of rt.local) await this.buildSubtask(rt, i);
       }
     } catch (err) {
       await this.closeAll();
@@ -175,8 +221,8 @@ class JobInstance implements RunningJob {
     }
     const runs: Promise<void>[] = [];
     for (const rt of this.stages.values()) {
-      for (const s of rt.subtasks) runs.push(s.run());
-      for (const p of rt.pumps) runs.push(p.run());
+      for (const s of present(rt.subtasks)) runs.push(s.run());
+      for (const p of present(rt.pumps)) runs.push(p.run());
     }
     this.done = Promise.all(runs).then(
       () => this.closeAll(),
@@ -198,7 +244,7 @@ class JobInstance implements RunningJob {
       maxParallelism: this.definition.maxParallelism,
       nowMs: this.clock.now(),
     });
-    rt.metrics.push(metrics);
+    rt.metrics[index] = metrics;
     const deadLetters = this.deadLetterQueue(stage.id, index, metrics);
     const env: ChainEnvLike = { tenantId: this.tenantId, jobId: this.jobId, subtask: index, clock: this.clock, deadLetters, metrics };
     const terminals: ChainTerminal[] = [];
@@ -215,13 +261,13 @@ class JobInstance implements RunningJob {
     } else {
       const ctx: SubtaskContext = { tenantId: this.tenantId, jobId: this.jobId, operatorId: stage.id, subtask: index, parallelism: stage.parallelism };
       const backend = await this.options.state(ctx);
-      rt.backends.push(backend);
+      rt.backends[index] = backend;
       const opEnv: KeyedOperatorEnv = {
         ...env,
         operatorId: root.id,
         parallelism: stage.parallelism,
         backend,
-        ownedKeyGroups: new Set(rt.exchange!.table.keyGroupsOf(index)),
+        ownedKeyGroups: new Set(rt.routing!.keyGroupsOf(index)),
         emit: (records) => {
           for (const n of head) n.push(records);
         },
@@ -235,13 +281,23 @@ class JobInstance implements RunningJob {
           : root.kind === 'broadcastProcess'
             ? new BroadcastProcessOperator(opEnv, root.fn)
             : new WindowOperator(opEnv, root.assigner, root.fn, root.options);
-      rt.operators.push(operator);
+      rt.operators[index] = operator;
+      if (rt.topic) {
+        const readerId = `weir-${this.tenantId}-${this.jobId}-${stage.id}-${index}-exchange`;
+        rt.pumps[index] = new KafkaExchangePump(
+          this.options.kafka!,
+          readerId,
+          rt.topic,
+          rt.routing!.keyGroupsOf(index),
+          rt.queues[index],
+          this.stages.get(stage.dataInput!.stageId)!.plan.parallelism,
+          stage.broadcastInput ? this.stages.get(stage.broadcastInput.stageId)!.plan.parallelism : 0,
+        );
+      }
     }
     const upstream = stage.dataInput ? this.stages.get(stage.dataInput.stageId)!.plan.parallelism : 1;
     const broadcastChannels = stage.broadcastInput ? this.stages.get(stage.broadcastInput.stageId)!.plan.parallelism : 0;
-    rt.subtasks.push(
-      new Subtask({ env, queue: rt.queues[index], head, terminals, operator, dataChannels: upstream, broadcastChannels }),
-    );
+    rt.subtasks[index] = new Subtask({ env, queue: rt.queues[index], head, terminals, operator, dataChannels: upstream, broadcastChannels });
   }
 
   private buildChildren(nodeId: string, env: ChainEnvLike, terminals: ChainTerminal[], rt: StageRuntime): ChainNode[] {
@@ -262,7 +318,7 @@ class JobInstance implements RunningJob {
       case 'keyBy':
         // One exchange per keyed operator reading this keyBy (two windows over the same keys, say).
         return (this.plan.children.get(node.id) ?? []).map((target) => {
-          const exchange = this.stages.get(target.id)!.exchange!;
+          const exchange = this.keyedSender(target.id, env.subtask, rt);
           const terminal = new KeyByTerminal(node.id, node.selector, this.definition.maxParallelism, exchange, env);
           terminals.push(terminal);
           return terminal;
@@ -270,7 +326,7 @@ class JobInstance implements RunningJob {
       case 'broadcast': {
         const targets = (this.plan.children.get(node.id) ?? []).filter((c) => c.kind === 'broadcastProcess');
         return targets.map((t) => {
-          const terminal = new BroadcastTerminal(this.stages.get(t.id)!.broadcast!, env);
+          const terminal = new BroadcastTerminal(this.broadcastSender(t.id, env.subtask, rt), env);
           terminals.push(terminal);
           return terminal;
         });
@@ -294,13 +350,31 @@ class JobInstance implements RunningJob {
       const offsets = this.options.sourceOffsets?.[root.id];
       const start = offsets ? new Map(Object.entries(offsets).map(([k, v]) => [Number(k), v])) : undefined;
       const readerId = `weir-${this.tenantId}-${this.jobId}-${root.id}-${index}`;
-      rt.pumps.push(new KafkaPump(this.options.kafka!, readerId, spec, mine, out, start));
+      rt.pumps[index] = new KafkaPump(this.options.kafka!, readerId, spec, mine, out, start);
     } else if (spec.kind === 'generator') {
       const out = new SourceOutput(root.id, rt.queues[index], spec, [0], env);
-      rt.pumps.push(new GeneratorPump(spec, index, p, out, () => this.clock.now()));
+      rt.pumps[index] = new GeneratorPump(spec, index, p, out, () => this.clock.now());
     } else {
-      rt.memoryInputs.push(new SourceOutput(root.id, rt.queues[index], spec, [0], env));
+      rt.memoryInputs[index] = new SourceOutput(root.id, rt.queues[index], spec, [0], env);
     }
+  }
+
+  private keyedSender(targetStageId: string, subtask: number, from: StageRuntime): KeyedSender {
+    const target = this.stages.get(targetStageId)!;
+    if (!target.topic) return target.exchange!;
+    const writerId = `weir-${this.tenantId}-${this.jobId}-${from.plan.id}-${subtask}-to-${targetStageId}`;
+    const sender = new KafkaKeyedSender(this.options.kafka!, writerId, target.topic, this.definition.maxParallelism);
+    this.closables.push(() => sender.close());
+    return sender;
+  }
+
+  private broadcastSender(targetStageId: string, subtask: number, from: StageRuntime): BroadcastSender {
+    const target = this.stages.get(targetStageId)!;
+    if (!target.topic) return target.broadcast!;
+    const writerId = `weir-${this.tenantId}-${this.jobId}-${from.plan.id}-${subtask}-bc-${targetStageId}`;
+    const sender = new KafkaBroadcastSender(this.options.kafka!, writerId, target.topic, this.definition.maxParallelism);
+    this.closables.push(() => sender.close());
+    return sender;
   }
 
   private sinkWriter(node: Extract<NodeSpec, { kind: 'sink' }>, subtask: number): SinkWriter {
@@ -330,18 +404,22 @@ class JobInstance implements RunningJob {
     const now = this.clock.now();
     const out: SubtaskMetricsSnapshot[] = [];
     for (const rt of this.stages.values()) {
-      rt.metrics.forEach((m, i) => out.push(m.snapshot(now, rt.subtasks[i].currentWatermark)));
+      for (const i of rt.local) out.push(rt.metrics[i].snapshot(now, rt.subtasks[i].currentWatermark));
     }
     return out;
   }
 
   routingTable(operatorId: string): RoutingTable {
-    return this.keyedStage(operatorId).exchange!.table;
+    const rt = this.keyedStage(operatorId);
+    return rt.exchange?.table ?? rt.routing!;
   }
 
-  moveKeyGroups(operatorId: string, moves: readonly KeyGroupMove[]): Promise<RoutingTable> {
+  async moveKeyGroups(operatorId: string, moves: readonly KeyGroupMove[]): Promise<RoutingTable> {
     const rt = this.keyedStage(operatorId);
-    return rt.exchange!.move(moves, async (keyGroup, from, to) => {
+    if (!rt.exchange) {
+      throw new JobRunError('live key-group moves are implemented for the in-memory exchange only (see docs/engine.md)');
+    }
+    return rt.exchange.move(moves, async (keyGroup, from, to) => {
       const image = await this.inBand(rt.queues[from], () => rt.operators[from].releaseKeyGroup(keyGroup));
       await this.inBand(rt.queues[to], () => rt.operators[to].adoptKeyGroup(keyGroup, image));
     });
@@ -349,7 +427,7 @@ class JobInstance implements RunningJob {
 
   snapshotKeyGroup(operatorId: string, keyGroup: number): Promise<Uint8Array> {
     const rt = this.keyedStage(operatorId);
-    const owner = rt.exchange!.table.ownerOf(keyGroup);
+    const owner = this.localOwner(rt, keyGroup);
     return this.inBand(rt.queues[owner], async () => {
       await rt.backends[owner].flush();
       return rt.backends[owner].snapshotKeyGroup(keyGroup);
@@ -358,7 +436,7 @@ class JobInstance implements RunningJob {
 
   restoreKeyGroup(operatorId: string, keyGroup: number, image: Uint8Array): Promise<void> {
     const rt = this.keyedStage(operatorId);
-    const owner = rt.exchange!.table.ownerOf(keyGroup);
+    const owner = this.localOwner(rt, keyGroup);
     return this.inBand(rt.queues[owner], () => rt.operators[owner].adoptKeyGroup(keyGroup, image));
   }
 
@@ -378,13 +456,13 @@ class JobInstance implements RunningJob {
   endSource(sourceId: string): void {
     const rt = this.stages.get(sourceId);
     if (!rt) throw new JobRunError(`no source "${sourceId}"`);
-    for (const input of rt.memoryInputs) input.end();
+    for (const input of present(rt.memoryInputs)) input.end();
   }
 
   tick(): void {
     for (const rt of this.stages.values()) {
-      for (const q of rt.queues) q.offer({ kind: 'tick' });
-      for (const input of rt.memoryInputs) input.tick();
+      for (const i of rt.local) rt.queues[i].offer({ kind: 'tick' });
+      for (const input of present(rt.memoryInputs)) input.tick();
     }
   }
 
@@ -403,7 +481,9 @@ class JobInstance implements RunningJob {
   sourcePositions(): Record<string, Record<string, string>[]> {
     const out: Record<string, Record<string, string>[]> = {};
     for (const rt of this.stages.values()) {
-      if (rt.pumps.length > 0) out[rt.plan.id] = rt.pumps.map((p) => Object.fromEntries(p.positions()));
+      if (rt.plan.root.kind === 'source' && rt.pumps.length > 0) {
+        out[rt.plan.id] = present(rt.pumps).map((p) => Object.fromEntries(p.positions()));
+      }
     }
     return out;
   }
@@ -418,8 +498,8 @@ class JobInstance implements RunningJob {
 
   private halt(): void {
     for (const rt of this.stages.values()) {
-      for (const p of rt.pumps) p.stop();
-      for (const s of rt.subtasks) s.stop();
+      for (const p of present(rt.pumps)) p.stop();
+      for (const s of present(rt.subtasks)) s.stop();
     }
   }
 
@@ -430,14 +510,20 @@ class JobInstance implements RunningJob {
     this.closed = true;
     for (const close of this.closables) await close().catch(() => undefined);
     for (const rt of this.stages.values()) {
-      for (const b of rt.backends) await b.close().catch(() => undefined);
-      for (const m of rt.metrics) m.close();
+      for (const b of present(rt.backends)) await b.close().catch(() => undefined);
+      for (const m of present(rt.metrics)) m.close();
     }
+  }
+
+  private localOwner(rt: StageRuntime, keyGroup: number): number {
+    const owner = this.routingTable(rt.plan.id).ownerOf(keyGroup);
+    if (!rt.operators[owner]) throw new JobRunError(`key group ${keyGroup} of "${rt.plan.id}" belongs to subtask ${owner}, not run here`);
+    return owner;
   }
 
   private keyedStage(operatorId: string): StageRuntime {
     const rt = this.stages.get(operatorId);
-    if (!rt || !rt.exchange) throw new JobRunError(`no keyed operator "${operatorId}" in job ${this.jobId}`);
+    if (!rt || !rt.routing) throw new JobRunError(`no keyed operator "${operatorId}" in job ${this.jobId}`);
     return rt;
   }
 
