@@ -9,7 +9,7 @@
  * Then, once each, for information: gzip writes, and the raw consume → produce passthrough of bench/_kafka-baseline
  * (the engine benchmark's baseline).
  * First of all, end-to-end latency at a fixed rate (--rate, default 10,000/s; after a warm-up pass of each side,
- * one pass per side: 1 s warm-up, 4 s measured):
+ * two alternating passes per side, each 1 s warm-up + 2 s measured):
  * each event carries its scheduled send time, so a stall shows as latency (no coordinated omission); scheduled →
  * handed to the reader's caller, in HDR histograms, Weir writer → reader vs kafkajs producer → eachBatch.
  * Bounded to ~90 s; ends with one JSON line.
@@ -147,14 +147,13 @@ function latencyPass(durationMs: number): LatencyPass {
 
 const fixedRate = (pass: LatencyPass) => ({ ratePerSec: RATE, durationMs: pass.durationMs, warmupMs: LATENCY_WARMUP_MS });
 
-async function weirLatency(connector: KafkaConnector, topic: string, pass: LatencyPass): Promise<LatencySummary> {
+async function weirLatency(connector: KafkaConnector, topic: string, pass: LatencyPass, recorder: LatencyRecorder) {
   const reader = connector.reader({
     readerId: 'bench-latency',
     assignments: Array.from({ length: PARTITIONS }, (_, partition) => ({ topic, partition, offset: 'earliest' as const })),
   });
   const writer = connector.writer({ writerId: 'bench-latency' });
   await Promise.all([reader.start(), writer.start()]);
-  const recorder = new LatencyRecorder();
   try {
     let received = 0;
     const deadline = performance.now() + LATENCY_WARMUP_MS + pass.durationMs + 20_000;
@@ -169,19 +168,16 @@ async function weirLatency(connector: KafkaConnector, topic: string, pass: Laten
     );
     await reading;
     if (received < pass.events) throw new Error(`Weir latency run received ${received}/${pass.events}`);
-    return recorder.summary();
   } finally {
-    recorder.destroy();
     await Promise.all([reader.close(), writer.close()]);
   }
 }
 
-async function kafkajsLatency(kafka: Kafka, topic: string, pass: LatencyPass): Promise<LatencySummary> {
+async function kafkajsLatency(kafka: Kafka, topic: string, pass: LatencyPass, recorder: LatencyRecorder) {
   const producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner, idempotent: true, maxInFlightRequests: 1 });
   const consumer = kafka.consumer({ groupId: `weir-bench-latency-${randomUUID()}`, ...BASELINE_FETCH });
   await Promise.all([producer.connect(), consumer.connect()]);
   await consumer.subscribe({ topics: [topic], fromBeginning: true });
-  const recorder = new LatencyRecorder();
   try {
     let received = 0;
     let finish: () => void = () => undefined;
@@ -201,10 +197,35 @@ async function kafkajsLatency(kafka: Kafka, topic: string, pass: LatencyPass): P
     await Promise.race([done, new Promise<void>((resolve) => (timer = setTimeout(resolve, 20_000)))]);
     clearTimeout(timer);
     if (received < pass.events) throw new Error(`kafkajs latency run received ${received}/${pass.events}`);
-    return recorder.summary();
   } finally {
-    recorder.destroy();
     await Promise.all([consumer.disconnect(), producer.disconnect()]);
+  }
+}
+
+// A warm-up pass of each side (discarded: the first pass in a process runs cold), then ABBA so drift on a shared
+// machine weighs on both sides alike; each side's two measured passes go into one histogram.
+const LATENCY_ORDER = ['kafkajs', 'weir', 'weir', 'kafkajs', 'kafkajs', 'weir'] as const;
+
+async function measureLatency(
+  connector: KafkaConnector,
+  raw: Kafka,
+  topicOf: (name: string) => string,
+): Promise<{ weir: LatencySummary; kafkajs: LatencySummary }> {
+  const recorders = { weir: new LatencyRecorder(), kafkajs: new LatencyRecorder() };
+  const discard = new LatencyRecorder();
+  try {
+    for (const [i, side] of LATENCY_ORDER.entries()) {
+      const pass = latencyPass(i < 2 ? 1_000 : LATENCY_MS / 2);
+      const recorder = i < 2 ? discard : recorders[side];
+      const topic = topicOf(`${side}-${i}`);
+      if (side === 'weir') await weirLatency(connector, topic, pass, recorder);
+      else await kafkajsLatency(raw, topic, pass, recorder);
+    }
+    return { weir: recorders.weir.summary(), kafkajs: recorders.kafkajs.summary() };
+  } finally {
+    recorders.weir.destroy();
+    recorders.kafkajs.destroy();
+    discard.destroy();
   }
 }
 
@@ -225,27 +246,19 @@ async function main(): Promise<void> {
   const sinkTopic = `bench.kafka.${suffix}.sink`;
   // Every latency pass reads its own fresh topic from the beginning.
   const latencyTopic = (name: string) => `bench.kafka.${suffix}.latency-${name}`;
-  const latencyNames = ['warm-kafkajs', 'warm-weir', 'weir', 'kafkajs'];
+  const latencyNames = LATENCY_ORDER.map((side, i) => `${side}-${i}`);
   const topics = [writeTopic, readTopic, sinkTopic, ...latencyNames.map(latencyTopic)];
   await admin.ensureTopics(topics.map((topic) => ({ topic, partitions: PARTITIONS })));
 
   try {
-    // Warm both paths first (not counted): the first pass in a process runs cold and would lose either way.
-    const warmPass = latencyPass(1_000);
-    await kafkajsLatency(raw, latencyTopic('warm-kafkajs'), warmPass);
-    await weirLatency(connector, latencyTopic('warm-weir'), warmPass);
-    const measured = latencyPass(LATENCY_MS);
-    const latency = {
-      weir: await weirLatency(connector, latencyTopic('weir'), measured),
-      kafkajs: await kafkajsLatency(raw, latencyTopic('kafkajs'), measured),
-    };
+    const latency = await measureLatency(connector, raw, latencyTopic);
     printTable(
       [
         { path: 'Weir writer → reader', ...latencyColumns(latency.weir) },
         { path: 'kafkajs sendBatch → eachBatch', ...latencyColumns(latency.kafkajs) },
       ],
       `End-to-end latency at ${RATE} records/s (scheduled send → handed to the caller), ${LATENCY_MS / 1000} s ` +
-        `measured after ${LATENCY_WARMUP_MS / 1000} s warm-up`,
+        `measured per side in two alternating passes, each after ${LATENCY_WARMUP_MS / 1000} s warm-up`,
     );
     process.stdout.write('\n');
 
