@@ -18,6 +18,8 @@ export interface ChainTerminal {
   onWatermark(watermark: number): Promise<void>;
   onIdle(): Promise<void>;
   onEnd(): Promise<void>;
+  /** Forwards a checkpoint barrier downstream (after the subtask flushed and snapshotted). */
+  onBarrier(checkpointId: number): Promise<void>;
 }
 
 export type ChainEnv = ChainEnvLike;
@@ -123,6 +125,11 @@ export class SinkTerminal implements ChainNode, ChainTerminal {
   onEnd(): Promise<void> {
     return this.writer.close();
   }
+
+  /** Everything before the barrier was flushed to the sink already (exactly-once sinks arrive with issue 5). */
+  onBarrier(): Promise<void> {
+    return Promise.resolve();
+  }
 }
 
 /** keyBy: computes key → serialised key → key group, then hands the batch to the keyed exchange. */
@@ -185,6 +192,10 @@ export class KeyByTerminal implements ChainNode, ChainTerminal {
   onEnd(): Promise<void> {
     return this.sender.sendEnd(this.env.subtask);
   }
+
+  onBarrier(checkpointId: number): Promise<void> {
+    return this.sender.sendBarrier(this.env.subtask, checkpointId);
+  }
 }
 
 /** The broadcast side of connect(): every record goes to every subtask of the connected operator. */
@@ -219,5 +230,8 @@ export class BroadcastTerminal implements ChainNode, ChainTerminal {
 
   onEnd(): Promise<void> {
     return this.sender.sendEnd(this.env.subtask);
+  }
+  onBarrier(checkpointId: number): Promise<void> {
+    return this.sender.sendBarrier(this.env.subtask, checkpointId);
   }
 }

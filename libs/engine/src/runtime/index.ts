@@ -5,7 +5,9 @@ export {
   type RunningJob,
   type SubtaskContext,
   type MemorySourceRecord,
+  type CheckpointSnapshot,
 } from './run-job';
+export type { SubtaskSnapshot } from './subtask';
 export type { ParallelismOption } from './plan';
 export { systemClock, type Clock, type DeadLetter } from './ports';
 export type { CollectedRecord } from './connectors/sink-writers';

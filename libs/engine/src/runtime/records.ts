@@ -28,6 +28,17 @@ export type InputMessage =
   | { readonly kind: 'watermark'; readonly channel: number; readonly watermark: number }
   | { readonly kind: 'idle'; readonly channel: number }
   | { readonly kind: 'end'; readonly channel: number; readonly lane: 'data' | 'broadcast' }
+  /**
+   * A checkpoint barrier (aligned): everything before it on a channel belongs to checkpoint `checkpointId`.
+   * Sources put it in their own input with the source positions it stands for.
+   */
+  | {
+      readonly kind: 'barrier';
+      readonly checkpointId: number;
+      readonly channel: number;
+      readonly lane: 'data' | 'broadcast';
+      readonly sourcePositions?: Readonly<Record<string, string>>;
+    }
   /** Processing time moved (the test driver's clock); lets processing-time timers fire. */
   | { readonly kind: 'tick' }
   /**

@@ -18,7 +18,7 @@ import { WindowOperator } from './operators/window-operator';
 import { type JobPlan, type ParallelismOption, planJob, type StagePlan } from './plan';
 import { type ChainEnvLike, type Clock, type DeadLetter, type DeadLetterQueue, systemClock } from './ports';
 import { InFlight, InputQueue } from './queue';
-import { Subtask } from './subtask';
+import { Subtask, type SubtaskSnapshot } from './subtask';
 
 export interface SubtaskContext {
   readonly tenantId: string;
@@ -91,6 +91,17 @@ export interface RunningJob {
   deadLetters(): readonly DeadLetter[];
   /** Kafka sources: source id → per subtask, partition key → next offset. */
   sourcePositions(): Record<string, Record<string, string>[]>;
+  /**
+   * Takes an aligned checkpoint: barriers enter at the sources, flow with the data, and every subtask snapshots when
+   * it has seen the barrier on all its inputs. Resolves with every local subtask's part of the consistent cut
+   * (source positions, key-group images, broadcast state). One checkpoint at a time; memory exchange only.
+   */
+  triggerCheckpoint(checkpointId: number): Promise<CheckpointSnapshot>;
+}
+
+export interface CheckpointSnapshot {
+  readonly checkpointId: number;
+  readonly subtasks: readonly SubtaskSnapshot[];
 }
 
 interface StageRuntime {
@@ -156,6 +167,12 @@ class JobInstance implements RunningJob {
   private readonly memoryLetters: DeadLetter[] = [];
   private readonly closables: (() => Promise<void>)[] = [];
   private stopping: Promise<void> | null = null;
+  private pendingCheckpoint: {
+    readonly checkpointId: number;
+    readonly expected: number;
+    readonly parts: SubtaskSnapshot[];
+    readonly resolve: (snapshot: CheckpointSnapshot) => void;
+  } | null = null;
 
   constructor(
     private readonly definition: JobDefinition,
@@ -297,7 +314,17 @@ class JobInstance implements RunningJob {
     }
     const upstream = stage.dataInput ? this.stages.get(stage.dataInput.stageId)!.plan.parallelism : 1;
     const broadcastChannels = stage.broadcastInput ? this.stages.get(stage.broadcastInput.stageId)!.plan.parallelism : 0;
-    rt.subtasks[index] = new Subtask({ env, queue: rt.queues[index], head, terminals, operator, dataChannels: upstream, broadcastChannels });
+    rt.subtasks[index] = new Subtask({
+      stageId: stage.id,
+      env,
+      queue: rt.queues[index],
+      head,
+      terminals,
+      operator,
+      dataChannels: upstream,
+      broadcastChannels,
+      onSnapshot: (checkpointId, snapshot) => this.onSnapshot(checkpointId, snapshot),
+    });
   }
 
   private buildChildren(nodeId: string, env: ChainEnvLike, terminals: ChainTerminal[], rt: StageRuntime): ChainNode[] {
@@ -407,6 +434,37 @@ class JobInstance implements RunningJob {
       for (const i of rt.local) out.push(rt.metrics[i].snapshot(now, rt.subtasks[i].currentWatermark));
     }
     return out;
+  }
+
+  triggerCheckpoint(checkpointId: number): Promise<CheckpointSnapshot> {
+    if (this.options.exchange === 'kafka') {
+      return Promise.reject(new JobRunError('checkpoints over the Kafka exchange are not implemented yet'));
+    }
+    if (this.pendingCheckpoint) {
+      return Promise.reject(new JobRunError(`checkpoint ${this.pendingCheckpoint.checkpointId} is still running`));
+    }
+    const subtasks = [...this.stages.values()].flatMap((rt) => present(rt.subtasks));
+    if (subtasks.some((s) => s.hasFinished)) {
+      return Promise.reject(new JobRunError('part of the job has finished; it takes no further checkpoints'));
+    }
+    const done = new Promise<CheckpointSnapshot>((resolve) => {
+      this.pendingCheckpoint = { checkpointId, expected: subtasks.length, parts: [], resolve };
+    });
+    for (const rt of this.stages.values()) {
+      for (const pump of present(rt.pumps)) pump.injectBarrier(checkpointId);
+      for (const input of present(rt.memoryInputs)) input.barrier(checkpointId, {});
+    }
+    return done;
+  }
+
+  private onSnapshot(checkpointId: number, part: SubtaskSnapshot): void {
+    const pending = this.pendingCheckpoint;
+    if (!pending || pending.checkpointId !== checkpointId) return;
+    pending.parts.push(part);
+    if (pending.parts.length === pending.expected) {
+      this.pendingCheckpoint = null;
+      pending.resolve({ checkpointId, subtasks: pending.parts });
+    }
   }
 
   routingTable(operatorId: string): RoutingTable {

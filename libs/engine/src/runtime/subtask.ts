@@ -19,7 +19,20 @@ function merge(first: InputMessage & { kind: 'data' }, more: InputMessage[]): In
   return { kind: 'data', channel: first.channel, records };
 }
 
+/** What one subtask contributes to a checkpoint. */
+export interface SubtaskSnapshot {
+  readonly stageId: string;
+  readonly subtask: number;
+  /** Sources: per partition, the next offset to read after the barrier. */
+  readonly sourcePositions?: Readonly<Record<string, string>>;
+  /** Keyed operators: one self-contained image per owned key group (timers included). */
+  readonly keyGroups?: ReadonlyMap<number, Uint8Array>;
+  /** Keyed operators: state outside keyed state (broadcast state). */
+  readonly operatorState?: unknown;
+}
+
 export interface SubtaskParts {
+  readonly stageId: string;
   readonly env: ChainEnvLike & { readonly metrics: SubtaskMetricsRecorder };
   readonly queue: InputQueue;
   /** The operators fed by the stage's root (the source, or the keyed operator's main output). */
@@ -29,6 +42,32 @@ export interface SubtaskParts {
   readonly operator?: KeyedOperator;
   readonly dataChannels: number;
   readonly broadcastChannels: number;
+  /** Called once per checkpoint when this subtask has its part of the consistent cut. */
+  readonly onSnapshot: (checkpointId: number, snapshot: SubtaskSnapshot) => void;
+}
+
+interface Alignment {
+  readonly checkpointId: number;
+  /** Channels (`lane:channel`) whose barrier arrived; their later messages wait in `buffered`. */
+  readonly seen: Set<string>;
+  readonly buffered: InputMessage[];
+}
+
+function channelOf(message: InputMessage): string | null {
+  switch (message.kind) {
+    case 'data':
+      return message.channel >= 0 ? `data:${message.channel}` : null;
+    case 'watermark':
+    case 'idle':
+      return `data:${message.channel}`;
+    case 'broadcast':
+      return `broadcast:${message.channel}`;
+    case 'end':
+    case 'barrier':
+      return `${message.lane}:${message.channel}`;
+    default:
+      return null;
+  }
 }
 
 /**
@@ -40,9 +79,17 @@ export class Subtask {
   private readonly watermarks: InputWatermarks;
   private broadcastEnded = 0;
   private watermark = MIN_WATERMARK;
+  private aligning: Alignment | null = null;
+  private readonly endedChannels = new Set<string>();
+  private finished = false;
 
   constructor(private readonly parts: SubtaskParts) {
     this.watermarks = new InputWatermarks(parts.dataChannels);
+  }
+
+  /** True once the subtask has seen the end of all its inputs (it takes no further checkpoints). */
+  get hasFinished(): boolean {
+    return this.finished;
   }
 
   get currentWatermark(): number | null {
@@ -76,7 +123,10 @@ export class Subtask {
         // Handled only once its timers ran too, so the test driver's quiet() sees their outputs.
         for (let i = 0; i < handledCount; i++) queue.handled();
       }
-      if (finished) return;
+      if (finished) {
+        this.finished = true;
+        return;
+      }
     }
   }
 
@@ -94,7 +144,17 @@ export class Subtask {
   /** Returns true when the subtask has seen the end of all its inputs. */
   private async handle(message: InputMessage): Promise<boolean> {
     const { operator, head } = this.parts;
+    if (this.aligning) {
+      const channel = channelOf(message);
+      if (channel !== null && this.aligning.seen.has(channel)) {
+        // Aligned checkpoint: this channel is past the barrier; hold its messages until every channel is.
+        this.aligning.buffered.push(message);
+        return false;
+      }
+    }
     switch (message.kind) {
+      case 'barrier':
+        return this.onBarrier(message);
       case 'data': {
         if (message.records.length === 0) {
           await this.flush();
@@ -137,7 +197,53 @@ export class Subtask {
     }
   }
 
+  private async onBarrier(message: InputMessage & { kind: 'barrier' }): Promise<boolean> {
+    if (!this.parts.operator) {
+      await this.flush();
+      this.parts.onSnapshot(message.checkpointId, {
+        stageId: this.parts.stageId,
+        subtask: this.parts.env.subtask,
+        sourcePositions: message.sourcePositions ?? {},
+      });
+      await this.forEachTerminal((t) => t.onBarrier(message.checkpointId));
+      return false;
+    }
+    this.aligning ??= { checkpointId: message.checkpointId, seen: new Set(), buffered: [] };
+    this.aligning.seen.add(channelOf(message)!);
+    return this.completeIfAligned();
+  }
+
+  private allChannels(): string[] {
+    const out: string[] = [];
+    for (let c = 0; c < this.parts.dataChannels; c++) out.push(`data:${c}`);
+    for (let c = 0; c < this.parts.broadcastChannels; c++) out.push(`broadcast:${c}`);
+    return out;
+  }
+
+  /** When every channel has delivered the barrier (or ended): snapshot, forward the barrier, replay held messages. */
+  private async completeIfAligned(): Promise<boolean> {
+    const alignment = this.aligning;
+    if (!alignment) return false;
+    if (!this.allChannels().every((c) => alignment.seen.has(c) || this.endedChannels.has(c))) return false;
+    const operator = this.parts.operator!;
+    await this.flush();
+    const keyGroups = await operator.snapshotOwnedKeyGroups();
+    this.parts.onSnapshot(alignment.checkpointId, {
+      stageId: this.parts.stageId,
+      subtask: this.parts.env.subtask,
+      keyGroups,
+      operatorState: operator.snapshotOperatorState(),
+    });
+    await this.forEachTerminal((t) => t.onBarrier(alignment.checkpointId));
+    this.aligning = null;
+    let finished = false;
+    for (const held of alignment.buffered) finished = (await this.handle(held)) || finished;
+    return finished;
+  }
+
   private async onEnd(channel: number, lane: 'data' | 'broadcast'): Promise<boolean> {
+    this.endedChannels.add(`${lane}:${channel}`);
+    if (this.aligning && (await this.completeIfAligned())) return true;
     if (!this.parts.operator) {
       await this.advance(MAX_WATERMARK);
     } else if (lane === 'broadcast') {

@@ -5,7 +5,7 @@ import type { CollectedRecord } from '../runtime/connectors/sink-writers';
 import type { KeyGroupMove } from '../runtime/exchange/exchange';
 import type { DeadLetter } from '../runtime/ports';
 import type { ParallelismOption } from '../runtime/plan';
-import { type MemorySourceRecord, runJob, type RunningJob, type SubtaskContext } from '../runtime/run-job';
+import { type CheckpointSnapshot, type MemorySourceRecord, runJob, type RunningJob, type SubtaskContext } from '../runtime/run-job';
 import { ManualClock } from './manual-clock';
 
 export interface TestDriverOptions {
@@ -90,6 +90,13 @@ export class TestDriver {
 
   async restoreKeyGroup(operatorId: string, keyGroup: number, image: Uint8Array): Promise<void> {
     await this.job.restoreKeyGroup(operatorId, keyGroup, image);
+  }
+
+  /** Takes an aligned checkpoint and waits until every subtask contributed its part. */
+  async checkpoint(checkpointId: number): Promise<CheckpointSnapshot> {
+    const snapshot = await this.job.triggerCheckpoint(checkpointId);
+    await this.job.quiet();
+    return snapshot;
   }
 
   /** Ends every memory source (watermark +∞ fires all event-time timers) and waits for the job to finish. */

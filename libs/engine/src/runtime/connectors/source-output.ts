@@ -72,6 +72,10 @@ export class SourceOutput {
     this.queue.offer({ kind: 'watermark', channel: 0, watermark });
   }
 
+  barrier(checkpointId: number, sourcePositions: Readonly<Record<string, string>>): void {
+    this.queue.offer({ kind: 'barrier', checkpointId, channel: 0, lane: 'data', sourcePositions });
+  }
+
   end(): void {
     this.queue.offer({ kind: 'end', channel: 0, lane: 'data' });
   }

@@ -8,6 +8,8 @@ export interface SourcePump {
   stop(): void;
   /** Per partition, the next offset to read (what a checkpoint stores); empty for non-Kafka sources. */
   positions(): ReadonlyMap<string, string>;
+  /** Puts a checkpoint barrier into the subtask's input after every record offered so far. */
+  injectBarrier(checkpointId: number): void;
 }
 
 const BATCH = 1_000;
@@ -38,6 +40,8 @@ export class IndexedRandom {
  */
 export class GeneratorPump implements SourcePump {
   private stopped = false;
+  private readonly barriers: number[] = [];
+  private nextIndex = 0;
 
   constructor(
     private readonly spec: GeneratorSourceSpec<unknown>,
@@ -53,7 +57,9 @@ export class GeneratorPump implements SourcePump {
     const intervalMs = spec.ratePerSec ? 1000 / spec.ratePerSec : 0;
     let index = subtask;
     const random = new IndexedRandom(spec.seed);
+    this.nextIndex = index;
     while (!this.stopped && (spec.count === undefined || index < spec.count)) {
+      this.offerBarriers();
       const batch: SourceInput[] = [];
       const now = this.now();
       while (batch.length < BATCH && (spec.count === undefined || index < spec.count)) {
@@ -62,6 +68,7 @@ export class GeneratorPump implements SourcePump {
         batch.push({ value: spec.generate(index, random.at(index)), sourceTimestamp: Math.floor(scheduled) });
         index += parallelism;
       }
+      this.nextIndex = index;
       if (batch.length > 0) await this.out.emit(0, batch);
       else {
         this.out.tick();
@@ -69,6 +76,7 @@ export class GeneratorPump implements SourcePump {
         await sleep(Math.max(1, Math.min(50, next - this.now())));
       }
     }
+    this.offerBarriers();
     if (!this.stopped) this.out.end();
   }
 
@@ -77,7 +85,15 @@ export class GeneratorPump implements SourcePump {
   }
 
   positions(): ReadonlyMap<string, string> {
-    return new Map();
+    return new Map([['index', String(this.nextIndex)]]);
+  }
+
+  injectBarrier(checkpointId: number): void {
+    this.barriers.push(checkpointId);
+  }
+
+  private offerBarriers(): void {
+    while (this.barriers.length > 0) this.out.barrier(this.barriers.shift()!, { index: String(this.nextIndex) });
   }
 }
 
@@ -85,6 +101,9 @@ export class GeneratorPump implements SourcePump {
 export class KafkaPump implements SourcePump {
   private stopped = false;
   private readonly reader: KafkaReader;
+  private readonly barriers: number[] = [];
+  /** Per partition: the offset after the last record offered to the subtask (what a barrier stands for). */
+  private readonly offered = new Map<string, string>();
 
   constructor(
     kafka: KafkaConnector,
@@ -103,12 +122,22 @@ export class KafkaPump implements SourcePump {
       })),
       maxBufferedRecords: 20_000,
     });
+    for (const p of partitions) this.offered.set(`${spec.topic}:${p}`, startOffsets?.get(p) ?? spec.startFrom);
+  }
+
+  injectBarrier(checkpointId: number): void {
+    this.barriers.push(checkpointId);
+  }
+
+  private offerBarriers(): void {
+    while (this.barriers.length > 0) this.out.barrier(this.barriers.shift()!, Object.fromEntries(this.offered));
   }
 
   async run(): Promise<void> {
     await this.reader.start();
     try {
       while (!this.stopped) {
+        this.offerBarriers();
         const records = await this.reader.poll(2_000, 100);
         if (records.length === 0) {
           this.out.tick();
@@ -133,6 +162,7 @@ export class KafkaPump implements SourcePump {
     const byPartition = new Map<number, SourceInput[]>();
     const format = this.spec.format;
     for (const r of records) {
+      this.offered.set(`${r.topic}:${r.partition}`, String(BigInt(r.offset) + 1n));
       const raw = r.value ?? Buffer.alloc(0);
       let value: unknown;
       try {

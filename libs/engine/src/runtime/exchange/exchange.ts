@@ -6,12 +6,14 @@ export interface KeyedSender {
   sendWatermark(channel: number, watermark: number): Promise<void>;
   sendIdle(channel: number): Promise<void>;
   sendEnd(channel: number): Promise<void>;
+  sendBarrier(channel: number, checkpointId: number): Promise<void>;
 }
 
 /** The sending side of a broadcast edge: every record reaches every receiving subtask. */
 export interface BroadcastSender {
   send(channel: number, records: readonly StreamRecord[]): Promise<void>;
   sendEnd(channel: number): Promise<void>;
+  sendBarrier(channel: number, checkpointId: number): Promise<void>;
 }
 
 export interface KeyGroupMove {

@@ -13,7 +13,7 @@ import { decodeKey } from '../../keygroups';
 import type { SourcePump } from '../connectors/sources';
 import type { InputQueue } from '../queue';
 import { type KeyedRecord, MIN_WATERMARK, type StreamRecord } from '../records';
-import type { BroadcastSender, KeyedSender } from './exchange';
+import { type BroadcastSender, ExchangeError, type KeyedSender } from './exchange';
 
 const DATA = 0;
 const WATERMARK = 1;
@@ -108,6 +108,10 @@ export class KafkaKeyedSender extends ExchangeWriter implements KeyedSender {
     await this.write(this.toAll(pack([END, channel])));
   }
 
+  sendBarrier(): Promise<void> {
+    return Promise.reject(new ExchangeError('checkpoint barriers over the Kafka exchange are not implemented yet'));
+  }
+
   override async close(): Promise<void> {
     if (this.timer) clearTimeout(this.timer);
     await super.close();
@@ -125,6 +129,10 @@ export class KafkaBroadcastSender extends ExchangeWriter implements BroadcastSen
 
   async sendEnd(channel: number): Promise<void> {
     await this.write(this.toAll(pack([BROADCAST_END, channel])));
+  }
+
+  sendBarrier(): Promise<void> {
+    return Promise.reject(new ExchangeError('checkpoint barriers over the Kafka exchange are not implemented yet'));
   }
 }
 
@@ -194,6 +202,10 @@ export class KafkaExchangePump implements SourcePump {
 
   positions(): ReadonlyMap<string, string> {
     return this.reader.positions();
+  }
+
+  injectBarrier(): void {
+    throw new ExchangeError('checkpoint barriers over the Kafka exchange are not implemented yet');
   }
 
   private dispatch(records: readonly ConsumedRecord[]): void {

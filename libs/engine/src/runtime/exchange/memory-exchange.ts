@@ -56,6 +56,11 @@ export class MemoryKeyedExchange implements KeyedSender {
     return Promise.resolve();
   }
 
+  sendBarrier(channel: number, checkpointId: number): Promise<void> {
+    this.toAll({ kind: 'barrier', checkpointId, channel, lane: 'data' });
+    return Promise.resolve();
+  }
+
   /**
    * Moves key groups to new owners while the job runs. Watermarks and other control messages are held during the
    * move so event time cannot overtake the held records. Moves run one after another.
@@ -114,6 +119,11 @@ export class MemoryBroadcastExchange implements BroadcastSender {
 
   sendEnd(channel: number): Promise<void> {
     for (const t of this.targets) t.offer({ kind: 'end', channel, lane: 'broadcast' });
+    return Promise.resolve();
+  }
+
+  sendBarrier(channel: number, checkpointId: number): Promise<void> {
+    for (const t of this.targets) t.offer({ kind: 'barrier', checkpointId, channel, lane: 'broadcast' });
     return Promise.resolve();
   }
 }

@@ -142,6 +142,16 @@ export abstract class KeyedOperator {
     await this.loadTimers(keyGroup);
   }
 
+  /** Images of every key group this subtask owns, after flushing: its part of a checkpoint. */
+  async snapshotOwnedKeyGroups(): Promise<Map<number, Uint8Array>> {
+    await this.env.backend.flush();
+    const images = new Map<number, Uint8Array>();
+    for (const kg of [...this.env.ownedKeyGroups].sort((a, b) => a - b)) {
+      images.set(kg, await this.env.backend.snapshotKeyGroup(kg));
+    }
+    return images;
+  }
+
   /** Operator state outside keyed state (broadcast state), for snapshots. */
   snapshotOperatorState(): unknown {
     return null;
