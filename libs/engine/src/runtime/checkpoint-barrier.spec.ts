@@ -73,4 +73,22 @@ describe('aligned checkpoint barriers', () => {
     expect(judges.map((s) => s.operatorState)).toEqual([{ broadcast: [['limit', '7']] }, { broadcast: [['limit', '7']] }]);
     await driver.close();
   });
+
+  it('restores a checkpoint at another parallelism: every key continues from its checkpointed state', async () => {
+    const keys = Array.from({ length: 20 }, (_, i) => `k${i}`);
+    const first = await TestDriver.start(job, { parallelism: { default: 1, count: 2 } });
+    await first.pushValues('in', [...keys, ...keys]);
+    const snapshot = await first.checkpoint(7);
+    await first.close();
+
+    const second = await TestDriver.start(job, { parallelism: { default: 1, count: 3 }, restore: snapshot });
+    await second.pushValues('in', keys);
+    expect(second.output<string>('out').sort()).toEqual(keys.map((k) => `${k}=3`).sort());
+    await second.close();
+  });
+
+  it('refuses a checkpoint holding state of an operator the job does not have', async () => {
+    const snapshot = { checkpointId: 1, subtasks: [{ stageId: 'gone', subtask: 0, keyGroups: new Map() }] };
+    await expect(TestDriver.start(job, { restore: snapshot })).rejects.toThrow(/operators this job does not have: gone/);
+  });
 });

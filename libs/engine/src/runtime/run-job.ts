@@ -52,6 +52,12 @@ export interface RunJobOptions {
    * Stages not named run all their subtasks here. Every process of a job must be given the same definition.
    */
   readonly subtasks?: Readonly<Record<string, readonly number[]>>;
+  /**
+   * Starts from a checkpoint: key-group images go to whichever subtask owns each key group now (so the parallelism
+   * may differ), broadcast state to every subtask, source positions to the sources. State of an operator id the
+   * job no longer has is refused (JobRunError naming it).
+   */
+  readonly restore?: CheckpointSnapshot;
   /** Restored Kafka source offsets: source id → partition → next offset. */
   readonly sourceOffsets?: Readonly<Record<string, Readonly<Record<number, string>>>>;
 }
@@ -207,6 +213,10 @@ class JobInstance implements RunningJob {
         memoryInputs: [],
       });
     }
+    const unknown = [...new Set((this.options.restore?.subtasks ?? []).map((p) => p.stageId))].filter((id) => !this.stages.has(id));
+    if (unknown.length > 0) {
+      throw new JobRunError(`the checkpoint holds state of operators this job does not have: ${unknown.join(', ')}`);
+    }
     const kafkaExchange = this.options.exchange === 'kafka';
     const topics: { topic: string; partitions: number }[] = [];
     for (const rt of this.stages.values()) {
@@ -299,6 +309,7 @@ class JobInstance implements RunningJob {
             ? new BroadcastProcessOperator(opEnv, root.fn)
             : new WindowOperator(opEnv, root.assigner, root.fn, root.options);
       rt.operators[index] = operator;
+      await this.restoreKeyed(stage.id, operator, backend, opEnv.ownedKeyGroups, index);
       if (rt.topic) {
         const readerId = `weir-${this.tenantId}-${this.jobId}-${stage.id}-${index}-exchange`;
         rt.pumps[index] = new KafkaExchangePump(
@@ -375,15 +386,56 @@ class JobInstance implements RunningJob {
       const mine = range(count).filter((partition) => partition % p === index);
       const out = new SourceOutput(root.id, rt.queues[index], spec, mine, env);
       const offsets = this.options.sourceOffsets?.[root.id];
-      const start = offsets ? new Map(Object.entries(offsets).map(([k, v]) => [Number(k), v])) : undefined;
+      const start = offsets ? new Map(Object.entries(offsets).map(([k, v]) => [Number(k), v])) : this.restoredOffsets(root.id, spec.topic);
       const readerId = `weir-${this.tenantId}-${this.jobId}-${root.id}-${index}`;
       rt.pumps[index] = new KafkaPump(this.options.kafka!, readerId, spec, mine, out, start);
     } else if (spec.kind === 'generator') {
       const out = new SourceOutput(root.id, rt.queues[index], spec, [0], env);
-      rt.pumps[index] = new GeneratorPump(spec, index, p, out, () => this.clock.now());
+      rt.pumps[index] = new GeneratorPump(spec, index, p, out, () => this.clock.now(), this.restoredGeneratorIndex(root.id, index, p));
     } else {
       rt.memoryInputs[index] = new SourceOutput(root.id, rt.queues[index], spec, [0], env);
     }
+  }
+
+  private restoredParts(stageId: string): SubtaskSnapshot[] {
+    return (this.options.restore?.subtasks ?? []).filter((part) => part.stageId === stageId);
+  }
+
+  private restoredOffsets(sourceId: string, topic: string): Map<number, string> | undefined {
+    const parts = this.restoredParts(sourceId);
+    if (parts.length === 0) return undefined;
+    const offsets = new Map<number, string>();
+    for (const part of parts) {
+      for (const [key, offset] of Object.entries(part.sourcePositions ?? {})) {
+        const at = key.lastIndexOf(':');
+        if (key.slice(0, at) === topic) offsets.set(Number(key.slice(at + 1)), offset);
+      }
+    }
+    return offsets;
+  }
+
+  private restoredGeneratorIndex(sourceId: string, subtask: number, parallelism: number): number | undefined {
+    const parts = this.restoredParts(sourceId);
+    if (parts.length === 0) return undefined;
+    if (parts.length !== parallelism) {
+      throw new JobRunError(`generator "${sourceId}" was checkpointed at parallelism ${parts.length}; restore it at the same parallelism`);
+    }
+    const index = parts.find((part) => part.subtask === subtask)?.sourcePositions?.index;
+    return index === undefined ? undefined : Number(index);
+  }
+
+  /** Puts the restored state of the key groups this subtask owns into its backend before it starts. */
+  private async restoreKeyed(stageId: string, operator: KeyedOperator, backend: KeyedStateBackend, owned: Iterable<number>, subtask: number): Promise<void> {
+    const parts = this.restoredParts(stageId);
+    if (parts.length === 0) return;
+    const images = new Map<number, Uint8Array>();
+    for (const part of parts) for (const [kg, image] of part.keyGroups ?? []) images.set(kg, image);
+    for (const kg of owned) {
+      const image = images.get(kg);
+      if (image) await backend.restoreKeyGroup(kg, image);
+    }
+    const own = parts.find((part) => part.subtask === subtask) ?? parts[0];
+    if (own.operatorState !== undefined && own.operatorState !== null) operator.restoreOperatorState(own.operatorState);
   }
 
   private keyedSender(targetStageId: string, subtask: number, from: StageRuntime): KeyedSender {

@@ -16,6 +16,8 @@ export interface TestDriverOptions {
   readonly state?: (ctx: SubtaskContext, clock: ManualClock) => Promise<KeyedStateBackend>;
   readonly tenantId?: string;
   readonly jobId?: string;
+  /** Start from a checkpoint (any parallelism). */
+  readonly restore?: CheckpointSnapshot;
 }
 
 /**
@@ -38,6 +40,7 @@ export class TestDriver {
       parallelism: options.parallelism,
       state: (ctx) => state(ctx, clock),
       clock,
+      restore: options.restore,
     });
     return new TestDriver(job, clock);
   }

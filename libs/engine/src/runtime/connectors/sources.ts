@@ -49,13 +49,16 @@ export class GeneratorPump implements SourcePump {
     private readonly parallelism: number,
     private readonly out: SourceOutput,
     private readonly now: () => number,
+    /** Restored position: the next index this subtask produces (from a checkpoint at the same parallelism). */
+    private readonly startIndex?: number,
   ) {}
 
   async run(): Promise<void> {
     const { spec, subtask, parallelism } = this;
-    const start = this.now();
+    const first = this.startIndex ?? subtask;
+    const start = this.now() - (first * (spec.ratePerSec ? 1000 / spec.ratePerSec : 0));
     const intervalMs = spec.ratePerSec ? 1000 / spec.ratePerSec : 0;
-    let index = subtask;
+    let index = first;
     const random = new IndexedRandom(spec.seed);
     this.nextIndex = index;
     while (!this.stopped && (spec.count === undefined || index < spec.count)) {
