@@ -2,7 +2,9 @@ import { Module, type DynamicModule } from '@nestjs/common';
 import pino from 'pino';
 import { CONTROL_PLANE_OPTIONS, ROOT_LOGGER, WEIR_CONFIG, type ControlPlaneOptions } from './control-plane-options';
 import { HealthModule } from './health/health.module';
+import { IdempotencyModule } from './idempotency/idempotency.module';
 import { InfrastructureModule } from './infrastructure/infrastructure.module';
+import { TenancyModule } from './tenancy/tenancy.module';
 import { WorkersModule } from './workers/workers.module';
 
 /** The control plane: built from options, so tests and tools can run it with their own configuration. */
@@ -12,7 +14,7 @@ export class AppModule {
     return {
       module: AppModule,
       global: true,
-      imports: [InfrastructureModule, HealthModule, WorkersModule],
+      imports: [InfrastructureModule, HealthModule, WorkersModule, TenancyModule, IdempotencyModule],
       providers: [
         { provide: CONTROL_PLANE_OPTIONS, useValue: options },
         { provide: WEIR_CONFIG, useValue: options.config },

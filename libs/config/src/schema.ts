@@ -41,6 +41,8 @@ export const configSchema = z.object({
   WEIR_HTTP_HOST: z.string().default('127.0.0.1'),
   WEIR_HTTP_PORT: port.default(8080),
   WEIR_CONTROL_PLANE_URL: z.url().default('http://127.0.0.1:8080'),
+  // Platform administration over HTTP (creating tenants, their first keys); disabled when unset.
+  WEIR_ADMIN_TOKEN: z.string().min(32, 'must be at least 32 characters (e.g. openssl rand -base64 32)').optional(),
 
   WEIR_WORKER_ID: z.string().regex(/^[A-Za-z0-9._-]+$/).default(`${hostname()}-${process.pid}`),
   WEIR_WORKER_SLOTS: z.coerce.number().int().min(1).max(256).default(4),

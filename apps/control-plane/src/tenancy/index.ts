@@ -1,0 +1,13 @@
+export type { Principal, Scope } from './principal';
+export { SCOPES, scopesOf } from './principal';
+export { Public, RequireScope, AdminOnly, CurrentPrincipal, type AuthenticatedRequest } from './auth.decorators';
+export { ApiTenantAuth, ApiAdminAuth, API_KEY_SCHEME, ADMIN_TOKEN_SCHEME } from './api-docs.decorators';
+export { ApiKeyAuthenticator, AUTH_CACHE_TTL_MS } from './api-key.authenticator';
+export { UnauthorizedProblem, ForbiddenProblem, AUTH_PROBLEM_TYPES } from './auth.problems';
+export { TenantDb } from './tenant-db';
+export { QuotaService } from './quota.service';
+export { checkDeployQuota, QuotaExceededProblem, type TenantQuotas, type DeploymentUsage, type DeployRequest, type QuotaName } from './quotas';
+export { TenantsService } from './tenants.service';
+export type { Tenant, ApiKey } from './tenant';
+export { generateApiKey, parseApiKey, hashSecret } from './api-key-format';
+export { TenancyModule } from './tenancy.module';

@@ -1,0 +1,57 @@
+import { Injectable } from '@nestjs/common';
+import type { PoolClient } from '@weir/db';
+import { NotFoundProblem } from '../problems/problem.exception';
+import { checkDeployQuota, type DeploymentUsage, type DeployRequest, type TenantQuotas } from './quotas';
+
+interface QuotaRow {
+  max_deployments: number;
+  max_total_parallelism: number;
+  max_bundle_bytes: string;
+}
+
+/**
+ * Per-tenant quotas. Every method takes the client of a TenantDb.run transaction, so reads and the caller's writes
+ * see the same snapshot and RLS binds them to the tenant.
+ */
+@Injectable()
+export class QuotaService {
+  /** The tenant's quotas. */
+  async quotasOf(client: PoolClient, tenantId: string): Promise<TenantQuotas> {
+    return this.read(client, tenantId, '');
+  }
+
+  /**
+   * Locks the tenant's row (FOR UPDATE) for the rest of the transaction and returns its quotas: concurrent deploys
+   * of one tenant queue here, so two of them cannot both pass a check that only one fits.
+   */
+  async lockQuotas(client: PoolClient, tenantId: string): Promise<TenantQuotas> {
+    return this.read(client, tenantId, 'FOR UPDATE');
+  }
+
+  /**
+   * Locks the tenant, reads its usage with `readUsage` (the deployments' own query, run after the lock), and throws
+   * QuotaExceededProblem when the deploy would exceed maxDeployments or maxTotalParallelism.
+   */
+  async assertCanDeploy(
+    client: PoolClient,
+    tenantId: string,
+    request: DeployRequest,
+    readUsage: (client: PoolClient) => Promise<DeploymentUsage>,
+  ): Promise<void> {
+    const quotas = await this.lockQuotas(client, tenantId);
+    checkDeployQuota(quotas, await readUsage(client), request);
+  }
+
+  private async read(client: PoolClient, tenantId: string, lock: '' | 'FOR UPDATE'): Promise<TenantQuotas> {
+    const { rows } = await client.query<QuotaRow>(
+      `SELECT max_deployments, max_total_parallelism, max_bundle_bytes FROM tenants WHERE id = $1 ${lock}`,
+      [tenantId],
+    );
+    if (!rows.length) throw new NotFoundProblem('tenant', tenantId);
+    return {
+      maxDeployments: rows[0].max_deployments,
+      maxTotalParallelism: rows[0].max_total_parallelism,
+      maxBundleBytes: Number(rows[0].max_bundle_bytes),
+    };
+  }
+}

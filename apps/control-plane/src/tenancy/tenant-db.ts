@@ -1,0 +1,29 @@
+import { HttpException, Inject, Injectable } from '@nestjs/common';
+import { toDatabaseError, withTenant, type Pool, type PoolClient } from '@weir/db';
+import { PG_POOL } from '../infrastructure/tokens';
+import { ProblemException } from '../problems/problem.exception';
+
+/**
+ * The only way tenant data is reached: a transaction on the application-role pool whose app.tenant_id names the
+ * tenant, so row-level security filters every statement in `fn` (a query that forgets `WHERE tenant_id` still sees
+ * nothing foreign). Driver errors thrown by `fn` leave as DatabaseError (unavailability → 503); the caller's own
+ * typed errors pass through unchanged.
+ */
+@Injectable()
+export class TenantDb {
+  constructor(@Inject(PG_POOL) private readonly pool: Pool) {}
+
+  async run<T>(tenantId: string, fn: (client: PoolClient) => Promise<T>): Promise<T> {
+    try {
+      return await withTenant(this.pool, tenantId, fn);
+    } catch (err) {
+      throw isDriverError(err) ? toDatabaseError(err, `tenant ${tenantId} transaction`) : err;
+    }
+  }
+}
+
+/** pg's server errors and socket errors carry a string `code`; the app's own errors do not. */
+function isDriverError(err: unknown): boolean {
+  if (err instanceof ProblemException || err instanceof HttpException) return false;
+  return err instanceof Error && typeof (err as { code?: unknown }).code === 'string';
+}

@@ -1,0 +1,27 @@
+import { randomBytes } from 'node:crypto';
+import type { TenantQuotas } from './quotas';
+import type { Scope } from './principal';
+
+export interface Tenant {
+  readonly id: string;
+  readonly name: string;
+  readonly quotas: TenantQuotas;
+  readonly createdAt: Date;
+}
+
+export interface ApiKey {
+  readonly id: string;
+  readonly tenantId: string;
+  readonly name: string;
+  readonly scope: Scope;
+  readonly createdAt: Date;
+  readonly revokedAt: Date | null;
+}
+
+/**
+ * Tenant ids are generated, never chosen: 't' + 20 hex characters. They fit Kafka topic prefixes (`t.<id>.`) and S3
+ * keys, and can never collide with the reserved idempotency scope `_platform`.
+ */
+export function newTenantId(): string {
+  return `t${randomBytes(10).toString('hex')}`;
+}
