@@ -173,6 +173,7 @@ class JobInstance implements RunningJob {
   private readonly memoryLetters: DeadLetter[] = [];
   private readonly closables: (() => Promise<void>)[] = [];
   private stopping: Promise<void> | null = null;
+  private kafkaMoves: Promise<void> = Promise.resolve();
   private pendingCheckpoint: {
     readonly checkpointId: number;
     readonly expected: number;
@@ -526,13 +527,44 @@ class JobInstance implements RunningJob {
 
   async moveKeyGroups(operatorId: string, moves: readonly KeyGroupMove[]): Promise<RoutingTable> {
     const rt = this.keyedStage(operatorId);
-    if (!rt.exchange) {
-      throw new JobRunError('live key-group moves are implemented for the in-memory exchange only (see docs/engine.md)');
+    if (rt.exchange) {
+      return rt.exchange.move(moves, async (keyGroup, from, to) => {
+        const image = await this.inBand(rt.queues[from], () => rt.operators[from].releaseKeyGroup(keyGroup));
+        await this.inBand(rt.queues[to], () => rt.operators[to].adoptKeyGroup(keyGroup, image));
+      });
     }
-    return rt.exchange.move(moves, async (keyGroup, from, to) => {
-      const image = await this.inBand(rt.queues[from], () => rt.operators[from].releaseKeyGroup(keyGroup));
-      await this.inBand(rt.queues[to], () => rt.operators[to].adoptKeyGroup(keyGroup, image));
+    return this.moveOverKafka(rt, moves);
+  }
+
+  /**
+   * Over the Kafka exchange the records of a moving key group wait in its partition: the old owner stops reading it
+   * and hands over its state in-band after the records it already read; the new owner restores that state and
+   * reads on from the old owner's offset. Both subtasks must run in this process.
+   */
+  private async moveOverKafka(rt: StageRuntime, moves: readonly KeyGroupMove[]): Promise<RoutingTable> {
+    const run = this.kafkaMoves.then(async () => {
+      for (const { keyGroup, toSubtask } of moves) {
+        const from = rt.routing!.ownerOf(keyGroup);
+        if (from === toSubtask) continue;
+        const next = rt.routing!.withMoves([{ keyGroup, toSubtask }]);
+        if (!rt.operators[from] || !rt.operators[toSubtask]) {
+          throw new JobRunError(`moving key group ${keyGroup} needs subtasks ${from} and ${toSubtask} of "${rt.plan.id}" in this process`);
+        }
+        const fromPump = rt.pumps[from] as KafkaExchangePump;
+        const toPump = rt.pumps[toSubtask] as KafkaExchangePump;
+        const offset = await fromPump.release(keyGroup);
+        const image = await this.inBand(rt.queues[from], () => rt.operators[from].releaseKeyGroup(keyGroup));
+        await this.inBand(rt.queues[toSubtask], () => rt.operators[toSubtask].adoptKeyGroup(keyGroup, image));
+        await toPump.adopt(keyGroup, offset);
+        rt.routing = next;
+      }
+      return rt.routing!;
     });
+    this.kafkaMoves = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    return run;
   }
 
   snapshotKeyGroup(operatorId: string, keyGroup: number): Promise<Uint8Array> {

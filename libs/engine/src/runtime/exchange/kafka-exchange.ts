@@ -151,6 +151,11 @@ export class KafkaExchangePump implements SourcePump {
   private readonly broadcastSeq: number[];
   private readonly broadcastEnded: Set<number>[];
   private readonly partitions: Set<number>;
+  /** Per key group: the offset after the last record handed to the subtask. */
+  private readonly offered = new Map<number, string>();
+  /** Assignment changes wait for the loop to be between polls. */
+  private readonly changes: (() => Promise<void>)[] = [];
+  private started = false;
 
   constructor(
     kafka: KafkaConnector,
@@ -183,8 +188,10 @@ export class KafkaExchangePump implements SourcePump {
       return;
     }
     await this.reader.start();
+    this.started = true;
     try {
       while (!this.stopped) {
+        while (this.changes.length > 0) await this.changes.shift()!();
         const records = await this.reader.poll(4_096, 100);
         if (records.length > 0) {
           this.dispatch(records);
@@ -204,6 +211,45 @@ export class KafkaExchangePump implements SourcePump {
     return this.reader.positions();
   }
 
+  /**
+   * Stops reading a key group's partition. Resolves with the offset after the last record handed to the subtask:
+   * the new owner reads on from there, so nothing is lost or read twice.
+   */
+  release(keyGroup: number): Promise<string> {
+    return this.change(async () => {
+      const offset = this.offered.get(keyGroup) ?? 'earliest';
+      this.partitions.delete(keyGroup);
+      this.marks.delete(keyGroup);
+      this.offered.delete(keyGroup);
+      for (const set of [...this.ended, ...this.idle, ...this.broadcastEnded]) set.delete(keyGroup);
+      await this.reassign();
+      // Without that partition the per-channel minimum can only rise.
+      for (let c = 0; c < this.emitted.length; c++) this.recomputeWatermark(c);
+      return offset;
+    });
+  }
+
+  /** Starts reading a key group's partition at `offset`, its watermarks starting where this subtask's are. */
+  adopt(keyGroup: number, offset: string): Promise<void> {
+    return this.change(async () => {
+      this.partitions.add(keyGroup);
+      this.marks.set(keyGroup, [...this.emitted]);
+      this.offered.set(keyGroup, offset);
+      await this.reassign();
+    });
+  }
+
+  private change<T>(fn: () => Promise<T>): Promise<T> {
+    if (!this.started || this.stopped) return Promise.reject(new ExchangeError('the exchange reader is not running'));
+    return new Promise<T>((resolve, reject) => this.changes.push(() => fn().then(resolve, reject)));
+  }
+
+  private reassign(): Promise<void> {
+    return this.reader.reassign(
+      [...this.partitions].map((partition) => ({ topic: this.topic, partition, offset: this.offered.get(partition) ?? 'earliest' })),
+    );
+  }
+
   injectBarrier(): void {
     throw new ExchangeError('checkpoint barriers over the Kafka exchange are not implemented yet');
   }
@@ -216,6 +262,8 @@ export class KafkaExchangePump implements SourcePump {
       data = [];
     };
     for (const r of records) {
+      if (!this.partitions.has(r.partition)) continue;
+      this.offered.set(r.partition, String(BigInt(r.offset) + 1n));
       const message = unpack(r.value!) as unknown[];
       const kind = message[0] as number;
       const channel = message[1] as number;
@@ -246,6 +294,11 @@ export class KafkaExchangePump implements SourcePump {
     if (!marks || watermark <= marks[channel]) return;
     marks[channel] = watermark;
     this.idle[channel].delete(partition);
+    this.recomputeWatermark(channel);
+  }
+
+  private recomputeWatermark(channel: number): void {
+    if (this.marks.size === 0) return;
     let min = Number.POSITIVE_INFINITY;
     for (const m of this.marks.values()) if (m[channel] < min) min = m[channel];
     if (min > this.emitted[channel]) {
