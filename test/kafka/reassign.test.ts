@@ -78,6 +78,18 @@ describe('Kafka reader reassignment', () => {
     expect(offsetsOf(replay, 2)).toEqual(range(Number(checkpoint), perPartition));
   });
 
+  it('can hold no partitions for a while and pick one up again', async () => {
+    const reader = connector.reader({ readerId: 'reassign-empty', assignments: [{ topic, partition: 3, offset: '995' }] });
+    await reader.start();
+    await reader.reassign([]);
+    expect(reader.positions().size).toBe(0);
+    expect(await reader.poll(100, 200)).toEqual([]);
+    await reader.reassign([{ topic, partition: 3, offset: '995' }]);
+    const records = await pollUntil(reader, 5);
+    await reader.close();
+    expect(offsetsOf(records, 3)).toEqual(range(995, 1000));
+  });
+
   it('keeps a bad reassignment from disturbing the current one', async () => {
     const reader = connector.reader({ readerId: 'reassign-bad', assignments: [{ topic, partition: 1, offset: '990' }] });
     await reader.start();

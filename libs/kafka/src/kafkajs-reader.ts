@@ -44,6 +44,7 @@ export class KafkajsReader implements KafkaReader {
   private paused = false;
   private state: 'new' | 'starting' | 'started' | 'closed' = 'new';
   private failure: KafkaError | null = null;
+  private reassigning: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly kafka: Kafka,
@@ -65,11 +66,12 @@ export class KafkajsReader implements KafkaReader {
     this.state = 'starting';
     try {
       await this.replaceConsumer(await this.resolve(this.options.assignments));
-      this.state = 'started';
     } catch (error) {
-      this.state = 'new';
+      if (this.state === 'starting') this.state = 'new';
       throw error;
     }
+    // close() may have run meanwhile; it wins.
+    if (this.state === 'starting') this.state = 'started';
   }
 
   async poll(maxRecords: number, maxWaitMs: number): Promise<ConsumedRecord[]> {
@@ -86,8 +88,15 @@ export class KafkajsReader implements KafkaReader {
 
   async reassign(assignments: readonly PartitionAssignment[]): Promise<void> {
     this.assertStarted('reassign');
-    // Resolve first: a bad assignment leaves the reader reading as before.
-    await this.replaceConsumer(await this.resolve(assignments));
+    // One at a time, in call order: two consumer swaps must not interleave.
+    const previous = this.reassigning;
+    const next = previous.then(async () => {
+      this.assertStarted('reassign');
+      // Resolve first: a bad assignment leaves the reader reading as before.
+      await this.replaceConsumer(await this.resolve(assignments));
+    });
+    this.reassigning = next.catch(() => undefined);
+    await next;
   }
 
   positions(): ReadonlyMap<string, string> {
@@ -112,6 +121,8 @@ export class KafkajsReader implements KafkaReader {
     this.arrivals.notify();
     this.drained.notify();
     await Promise.allSettled([consumer?.disconnect(), this.admin.close()]);
+    // A reassignment in flight notices the new generation and disconnects what it created.
+    await this.reassigning;
   }
 
   private assertStarted(what: string): void {
@@ -125,6 +136,7 @@ export class KafkajsReader implements KafkaReader {
   }
 
   private async replaceConsumer(resolved: ResolvedAssignments): Promise<void> {
+    if (this.state === 'closed') return; // closed while the assignment was being resolved
     const generation = ++this.generation;
     const previous = this.consumer;
     this.consumer = null;
@@ -169,6 +181,10 @@ export class KafkajsReader implements KafkaReader {
     try {
       await consumer.connect();
       await consumer.subscribe({ topics: this.topics, fromBeginning: true });
+      if (!current()) {
+        await consumer.disconnect();
+        return;
+      }
       this.consumer = consumer;
       await consumer.run({
         autoCommit: false,
