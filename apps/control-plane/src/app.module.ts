@@ -1,6 +1,7 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import pino from 'pino';
 import { CONTROL_PLANE_OPTIONS, ROOT_LOGGER, WEIR_CONFIG, type ControlPlaneOptions } from './control-plane-options';
+import { DeploymentsModule } from './deployments/deployments.module';
 import { HealthModule } from './health/health.module';
 import { IdempotencyModule } from './idempotency/idempotency.module';
 import { InfrastructureModule } from './infrastructure/infrastructure.module';
@@ -14,7 +15,7 @@ export class AppModule {
     return {
       module: AppModule,
       global: true,
-      imports: [InfrastructureModule, HealthModule, WorkersModule, TenancyModule, IdempotencyModule],
+      imports: [InfrastructureModule, HealthModule, WorkersModule, TenancyModule, IdempotencyModule, DeploymentsModule],
       providers: [
         { provide: CONTROL_PLANE_OPTIONS, useValue: options },
         { provide: WEIR_CONFIG, useValue: options.config },

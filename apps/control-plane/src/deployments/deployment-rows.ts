@@ -1,0 +1,100 @@
+import type { Deployment, DeploymentRun, DeploymentTransition } from './deployment';
+
+/** Column lists and row → model mapping shared by the API's and the reconciler's SQL. */
+export const DEPLOYMENT_COLUMNS = `tenant_id, id, name, bundle_id, parallelism, config, desired_state, status, status_reason,
+  pending_upgrade, pending_parallelism, run_no, created_at, updated_at, status_changed_at`;
+
+export const RUN_COLUMNS = `deployment_id, run_no, worker_id, bundle_id, subtasks, slots, restore_from, started_reason, placed_at,
+  dispatched_at, running_at, stop_sent_at, ended_at, outcome, end_reason`;
+
+export const TRANSITION_COLUMNS = 'id, deployment_id, from_status, to_status, reason, run_no, at';
+
+export interface DeploymentRow {
+  tenant_id: string;
+  id: string;
+  name: string;
+  bundle_id: string;
+  parallelism: Deployment['parallelism'];
+  config: Deployment['config'];
+  desired_state: Deployment['desiredState'];
+  status: Deployment['status'];
+  status_reason: string;
+  pending_upgrade: Deployment['pendingUpgrade'];
+  pending_parallelism: Deployment['pendingParallelism'];
+  run_no: number;
+  created_at: Date;
+  updated_at: Date;
+  status_changed_at: Date;
+}
+
+export function toDeployment(r: DeploymentRow): Deployment {
+  return {
+    tenantId: r.tenant_id,
+    id: r.id,
+    name: r.name,
+    bundleId: r.bundle_id,
+    parallelism: r.parallelism,
+    config: r.config,
+    desiredState: r.desired_state,
+    status: r.status,
+    statusReason: r.status_reason,
+    pendingUpgrade: r.pending_upgrade,
+    pendingParallelism: r.pending_parallelism,
+    runNo: r.run_no,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+    statusChangedAt: r.status_changed_at,
+  };
+}
+
+export interface RunRow {
+  deployment_id: string;
+  run_no: number;
+  worker_id: string;
+  bundle_id: string;
+  subtasks: DeploymentRun['subtasks'];
+  slots: number;
+  restore_from: DeploymentRun['restoreFrom'];
+  started_reason: string;
+  placed_at: Date;
+  dispatched_at: Date | null;
+  running_at: Date | null;
+  stop_sent_at: Date | null;
+  ended_at: Date | null;
+  outcome: DeploymentRun['outcome'];
+  end_reason: string | null;
+}
+
+export function toRun(r: RunRow): DeploymentRun {
+  return {
+    deploymentId: r.deployment_id,
+    runNo: r.run_no,
+    workerId: r.worker_id,
+    bundleId: r.bundle_id,
+    subtasks: r.subtasks,
+    slots: r.slots,
+    restoreFrom: r.restore_from,
+    startedReason: r.started_reason,
+    placedAt: r.placed_at,
+    dispatchedAt: r.dispatched_at,
+    runningAt: r.running_at,
+    stopSentAt: r.stop_sent_at,
+    endedAt: r.ended_at,
+    outcome: r.outcome,
+    endReason: r.end_reason,
+  };
+}
+
+export interface TransitionRow {
+  id: string;
+  deployment_id: string;
+  from_status: DeploymentTransition['from'];
+  to_status: DeploymentTransition['to'];
+  reason: string;
+  run_no: number | null;
+  at: Date;
+}
+
+export function toTransition(r: TransitionRow): DeploymentTransition {
+  return { id: r.id, deploymentId: r.deployment_id, from: r.from_status, to: r.to_status, reason: r.reason, runNo: r.run_no, at: r.at };
+}

@@ -1,0 +1,102 @@
+/** What a tenant asks a deployment to be. */
+export const DESIRED_STATES = ['RUNNING', 'SUSPENDED', 'CANCELLED'] as const;
+export type DesiredState = (typeof DESIRED_STATES)[number];
+
+/**
+ * What the reconciler observes. CREATED → STARTING → RUNNING ⇄ RESCALING / RECOVERING / UPGRADING, and
+ * STOPPING on the way to SUSPENDED or CANCELLED; FAILED and FINISHED when the job itself ends.
+ */
+export const DEPLOYMENT_STATUSES = [
+  'CREATED',
+  'STARTING',
+  'RUNNING',
+  'RESCALING',
+  'RECOVERING',
+  'UPGRADING',
+  'STOPPING',
+  'SUSPENDED',
+  'FAILED',
+  'FINISHED',
+  'CANCELLED',
+] as const;
+export type DeploymentStatus = (typeof DEPLOYMENT_STATUSES)[number];
+
+export const UPGRADE_MODES = ['stateless', 'savepoint', 'last-state'] as const;
+export type UpgradeMode = (typeof UPGRADE_MODES)[number];
+
+/** Per-operator parallelism; operators not named run at `default`. */
+export interface Parallelism {
+  readonly default: number;
+  readonly operators: Readonly<Record<string, number>>;
+}
+
+export interface PendingUpgrade {
+  readonly bundleId: string;
+  readonly mode: UpgradeMode;
+  readonly requestedAt: string;
+}
+
+/** Input and output topics by logical name (the job's own names), each under `t.<tenantId>.`. */
+export interface DeploymentConfig {
+  readonly topics?: Readonly<Record<string, string>>;
+  readonly properties?: Readonly<Record<string, string>>;
+}
+
+export interface Deployment {
+  readonly tenantId: string;
+  readonly id: string;
+  readonly name: string;
+  readonly bundleId: string;
+  readonly parallelism: Parallelism;
+  readonly config: DeploymentConfig;
+  readonly desiredState: DesiredState;
+  readonly status: DeploymentStatus;
+  readonly statusReason: string;
+  readonly pendingUpgrade: PendingUpgrade | null;
+  readonly pendingParallelism: Parallelism | null;
+  readonly runNo: number;
+  readonly createdAt: Date;
+  readonly updatedAt: Date;
+  readonly statusChangedAt: Date;
+}
+
+export const RUN_OUTCOMES = ['STOPPED', 'FAILED', 'FINISHED', 'LOST', 'REPLACED'] as const;
+export type RunOutcome = (typeof RUN_OUTCOMES)[number];
+
+export interface SubtaskAssignment {
+  readonly operatorId: string;
+  readonly subtask: number;
+  readonly keyGroups: readonly (readonly [number, number])[];
+}
+
+/** One start of a deployment on one worker. */
+export interface DeploymentRun {
+  readonly deploymentId: string;
+  readonly runNo: number;
+  readonly workerId: string;
+  readonly bundleId: string;
+  readonly subtasks: readonly SubtaskAssignment[];
+  readonly slots: number;
+  readonly restoreFrom: { readonly snapshotId: string; readonly location: string } | null;
+  readonly startedReason: string;
+  readonly placedAt: Date;
+  readonly dispatchedAt: Date | null;
+  readonly runningAt: Date | null;
+  readonly stopSentAt: Date | null;
+  readonly endedAt: Date | null;
+  readonly outcome: RunOutcome | null;
+  readonly endReason: string | null;
+}
+
+export interface DeploymentTransition {
+  readonly id: string;
+  readonly deploymentId: string;
+  readonly from: DeploymentStatus | null;
+  readonly to: DeploymentStatus;
+  readonly reason: string;
+  readonly runNo: number | null;
+  readonly at: Date;
+}
+
+/** Statuses the reconciler never leaves on its own (only a change of desired state or an upgrade moves them). */
+export const RESTING_STATUSES: readonly DeploymentStatus[] = ['SUSPENDED', 'FAILED', 'FINISHED', 'CANCELLED'];

@@ -1,0 +1,131 @@
+import { Injectable } from '@nestjs/common';
+import { toDatabaseError, type PoolClient } from '@weir/db';
+import type { DeploymentUsage } from '../tenancy/quotas';
+import type { Deployment, DeploymentConfig, DeploymentRun, DeploymentStatus, DeploymentTransition, DesiredState, Parallelism, PendingUpgrade } from './deployment';
+import {
+  DEPLOYMENT_COLUMNS,
+  RUN_COLUMNS,
+  TRANSITION_COLUMNS,
+  toDeployment,
+  toRun,
+  toTransition,
+  type DeploymentRow,
+  type RunRow,
+  type TransitionRow,
+} from './deployment-rows';
+
+export interface NewDeployment {
+  readonly tenantId: string;
+  readonly id: string;
+  readonly name: string;
+  readonly bundleId: string;
+  readonly parallelism: Parallelism;
+  readonly slots: number;
+  readonly config: DeploymentConfig;
+  readonly desiredState: DesiredState;
+  readonly reason: string;
+}
+
+/** The API's SQL over deployments; every method runs on a TenantDb client, so RLS binds it to the caller's tenant. */
+@Injectable()
+export class DeploymentsRepository {
+  /** Inserts the deployment and its first transition (→ CREATED). Null when the name is taken. */
+  async insert(client: PoolClient, d: NewDeployment): Promise<Deployment | null> {
+    const rows = await q<DeploymentRow>(
+      client,
+      'insert deployment',
+      `INSERT INTO deployments (tenant_id, id, name, bundle_id, parallelism, slots, config, desired_state, status_reason)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+       ON CONFLICT (tenant_id, name) WHERE desired_state <> 'CANCELLED' DO NOTHING
+       RETURNING ${DEPLOYMENT_COLUMNS}`,
+      [d.tenantId, d.id, d.name, d.bundleId, JSON.stringify(d.parallelism), d.slots, JSON.stringify(d.config), d.desiredState, d.reason],
+    );
+    if (!rows.length) return null;
+    await q(client, 'record creation', `INSERT INTO deployment_transitions (tenant_id, deployment_id, from_status, to_status, reason) VALUES ($1, $2, NULL, 'CREATED', $3)`, [
+      d.tenantId,
+      d.id,
+      d.reason,
+    ]);
+    return toDeployment(rows[0]);
+  }
+
+  async find(client: PoolClient, id: string, { lock = false } = {}): Promise<Deployment | null> {
+    const rows = await q<DeploymentRow>(client, 'find deployment', `SELECT ${DEPLOYMENT_COLUMNS} FROM deployments WHERE id = $1 ${lock ? 'FOR UPDATE' : ''}`, [id]);
+    return rows.length ? toDeployment(rows[0]) : null;
+  }
+
+  async list(client: PoolClient, limit: number, afterId: string | undefined, status: DeploymentStatus | undefined): Promise<Deployment[]> {
+    const rows = await q<DeploymentRow>(
+      client,
+      'list deployments',
+      `SELECT ${DEPLOYMENT_COLUMNS} FROM deployments
+       WHERE ($1::text IS NULL OR id > $1) AND ($2::text IS NULL OR status = $2)
+       ORDER BY id LIMIT $3`,
+      [afterId ?? null, status ?? null, limit],
+    );
+    return rows.map(toDeployment);
+  }
+
+  /** What counts against the tenant's quotas: deployments that are not cancelled or finished. */
+  async usage(client: PoolClient): Promise<DeploymentUsage> {
+    const rows = await q<{ n: number; slots: number }>(
+      client,
+      'read deployment usage',
+      `SELECT count(*)::int AS n, coalesce(sum(slots), 0)::int AS slots FROM deployments
+       WHERE desired_state <> 'CANCELLED' AND status NOT IN ('CANCELLED', 'FINISHED')`,
+      [],
+    );
+    return { deployments: rows[0].n, totalParallelism: rows[0].slots };
+  }
+
+  /** Applies a change the tenant asked for, and makes the deployment due for the reconciler at once. */
+  async update(
+    client: PoolClient,
+    id: string,
+    change: { desiredState?: DesiredState; pendingParallelism?: Parallelism; pendingUpgrade?: PendingUpgrade; slots?: number },
+  ): Promise<Deployment> {
+    const rows = await q<DeploymentRow>(
+      client,
+      'update deployment',
+      `UPDATE deployments SET
+         desired_state = coalesce($2, desired_state),
+         pending_parallelism = coalesce($3::jsonb, pending_parallelism),
+         pending_upgrade = coalesce($4::jsonb, pending_upgrade),
+         slots = coalesce($5, slots),
+         updated_at = now(), next_reconcile_at = now()
+       WHERE id = $1 RETURNING ${DEPLOYMENT_COLUMNS}`,
+      [
+        id,
+        change.desiredState ?? null,
+        change.pendingParallelism ? JSON.stringify(change.pendingParallelism) : null,
+        change.pendingUpgrade ? JSON.stringify(change.pendingUpgrade) : null,
+        change.slots ?? null,
+      ],
+    );
+    return toDeployment(rows[0]);
+  }
+
+  async runs(client: PoolClient, id: string, limit: number): Promise<DeploymentRun[]> {
+    const rows = await q<RunRow>(client, 'list runs', `SELECT ${RUN_COLUMNS} FROM deployment_runs WHERE deployment_id = $1 ORDER BY run_no DESC LIMIT $2`, [id, limit]);
+    return rows.map(toRun);
+  }
+
+  async transitions(client: PoolClient, id: string, limit: number, afterId: string | undefined): Promise<DeploymentTransition[]> {
+    const rows = await q<TransitionRow>(
+      client,
+      'list transitions',
+      `SELECT ${TRANSITION_COLUMNS} FROM deployment_transitions
+       WHERE deployment_id = $1 AND ($2::bigint IS NULL OR id > $2::bigint) ORDER BY id LIMIT $3`,
+      [id, afterId ?? null, limit],
+    );
+    return rows.map(toTransition);
+  }
+}
+
+async function q<R extends object = object>(client: PoolClient, what: string, sql: string, params: unknown[]): Promise<R[]> {
+  try {
+    return (await client.query<R>(sql, params)).rows;
+  } catch (err) {
+    throw toDatabaseError(err, what);
+  }
+}

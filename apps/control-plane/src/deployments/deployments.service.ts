@@ -1,0 +1,163 @@
+import { Injectable } from '@nestjs/common';
+import type { PoolClient } from '@weir/db';
+import { toPage, type Page } from '../pagination/cursor';
+import type { InvalidParameter } from '../problems/problem-details';
+import { InvalidRequestProblem, NotFoundProblem } from '../problems/problem.exception';
+import { slotsFor } from '../placement/subtask-plan';
+import { Reconciler } from '../reconciler/reconciler.service';
+import type { Principal } from '../tenancy/principal';
+import { QuotaService } from '../tenancy/quota.service';
+import { TenantDb } from '../tenancy/tenant-db';
+import { BundleReader, type DeployableBundle } from './bundle-reader';
+import type { Deployment, DeploymentRun, DeploymentStatus, DeploymentTransition } from './deployment';
+import { newDeploymentId } from './deployment-id';
+import { DeploymentConflictProblem } from './deployment.problems';
+import { DeploymentsRepository } from './deployments.repository';
+import type { BundleRefInput, CreateDeploymentBody, PatchDeploymentBody, UpgradeDeploymentBody } from './dto/deployment-input';
+import { resolveParallelism } from './parallelism';
+import { bundleTopicViolations, configTopicViolations } from './topic-namespace';
+
+export interface DeploymentHistory {
+  readonly runs: readonly DeploymentRun[];
+  readonly transitions: Page<DeploymentTransition>;
+}
+
+/** Deployments as tenants manage them. The reconciler does the rest; each change kicks it. */
+@Injectable()
+export class DeploymentsService {
+  constructor(
+    private readonly db: TenantDb,
+    private readonly deployments: DeploymentsRepository,
+    private readonly bundles: BundleReader,
+    private readonly quotas: QuotaService,
+    private readonly reconciler: Reconciler,
+  ) {}
+
+  async create(principal: Principal, body: CreateDeploymentBody): Promise<Deployment> {
+    const { tenantId } = principal;
+    const created = await this.db.run(tenantId, async (client) => {
+      const bundle = await this.resolveBundle(client, body.bundle, body.bundleId);
+      const { parallelism, errors } = resolveParallelism(body.parallelism, bundle, 'parallelism');
+      errors.push(...configTopicViolations(tenantId, body.config?.topics), ...bundleTopicViolations(tenantId, bundle.topics, body.bundleId ? 'bundleId' : 'bundle'));
+      if (errors.length) throw new InvalidRequestProblem(errors);
+      const slots = slotsFor(bundle, parallelism);
+      await this.quotas.assertCanDeploy(client, tenantId, { parallelism: slots }, (c) => this.deployments.usage(c));
+      const desiredState = body.desiredState ?? 'RUNNING';
+      const deployment = await this.deployments.insert(client, {
+        tenantId,
+        id: newDeploymentId(),
+        name: body.name,
+        bundleId: bundle.id,
+        parallelism,
+        slots,
+        config: body.config ?? {},
+        desiredState,
+        reason: `created from bundle ${bundle.name}@${bundle.version} with desired state ${desiredState} (key ${principal.keyId})`,
+      });
+      if (!deployment) throw new DeploymentConflictProblem(`a deployment named ${JSON.stringify(body.name)} exists; cancel it or choose another name`);
+      return deployment;
+    });
+    this.reconciler.kick();
+    return created;
+  }
+
+  get(tenantId: string, id: string): Promise<Deployment> {
+    return this.db.run(tenantId, async (client) => this.mustFind(client, id));
+  }
+
+  async list(tenantId: string, limit: number, afterId: string | undefined, status: DeploymentStatus | undefined): Promise<Page<Deployment>> {
+    const rows = await this.db.run(tenantId, (client) => this.deployments.list(client, limit + 1, afterId, status));
+    return toPage(rows, limit, (d) => d.id);
+  }
+
+  async patch(tenantId: string, id: string, body: PatchDeploymentBody): Promise<Deployment> {
+    const updated = await this.db.run(tenantId, async (client) => {
+      const current = await this.mustFind(client, id, true);
+      assertNotCancelled(current);
+      if (!body.parallelism) return this.deployments.update(client, id, { desiredState: body.desiredState });
+      const bundle = await this.bundleOf(client, current.pendingUpgrade?.bundleId ?? current.bundleId);
+      const { parallelism, errors } = resolveParallelism(body.parallelism, bundle, 'parallelism', current.pendingParallelism ?? current.parallelism);
+      if (errors.length) throw new InvalidRequestProblem(errors);
+      const slots = await this.reserve(client, current, bundle, parallelism);
+      return this.deployments.update(client, id, { desiredState: body.desiredState, pendingParallelism: parallelism, slots });
+    });
+    this.reconciler.kick();
+    return updated;
+  }
+
+  async upgrade(tenantId: string, id: string, body: UpgradeDeploymentBody): Promise<Deployment> {
+    const updated = await this.db.run(tenantId, async (client) => {
+      const current = await this.mustFind(client, id, true);
+      assertNotCancelled(current);
+      const field = body.bundleId ? 'bundleId' : 'bundle';
+      const [from, to] = [await this.bundleOf(client, current.bundleId), await this.resolveBundle(client, body.bundle, body.bundleId)];
+      const errors: InvalidParameter[] = [];
+      if (to.name !== from.name) errors.push({ in: 'body', name: field, reason: `must be a version of bundle ${from.name}, not ${to.name}` });
+      if (to.id === current.bundleId && !current.pendingUpgrade) errors.push({ in: 'body', name: field, reason: `the deployment already runs ${to.name}@${to.version}` });
+      if (body.mode !== 'stateless' && to.maxParallelism !== from.maxParallelism) {
+        errors.push({ in: 'body', name: field, reason: `declares maxParallelism ${to.maxParallelism}, but the deployment's state has ${from.maxParallelism} key groups; use mode stateless` });
+      }
+      const resolved = resolveParallelism(body.parallelism, to, 'parallelism', current.pendingParallelism ?? current.parallelism);
+      errors.push(...resolved.errors, ...bundleTopicViolations(tenantId, to.topics, field));
+      if (errors.length) throw new InvalidRequestProblem(errors);
+      const slots = await this.reserve(client, current, to, resolved.parallelism);
+      return this.deployments.update(client, id, {
+        pendingUpgrade: { bundleId: to.id, mode: body.mode, requestedAt: new Date().toISOString() },
+        pendingParallelism: resolved.parallelism,
+        slots,
+      });
+    });
+    this.reconciler.kick();
+    return updated;
+  }
+
+  async history(tenantId: string, id: string, limit: number, afterId: string | undefined): Promise<DeploymentHistory> {
+    if (afterId !== undefined && !/^\d{1,18}$/.test(afterId)) {
+      throw new InvalidRequestProblem([{ in: 'query', name: 'cursor', reason: 'is not a cursor returned by this API' }]);
+    }
+    return this.db.run(tenantId, async (client) => {
+      await this.mustFind(client, id);
+      const [runs, transitions] = [await this.deployments.runs(client, id, 100), await this.deployments.transitions(client, id, limit + 1, afterId)];
+      return { runs, transitions: toPage(transitions, limit, (t) => t.id) };
+    });
+  }
+
+  /** Checks the tenant's parallelism quota for a changed deployment; returns its new slot count. */
+  private async reserve(client: PoolClient, current: Deployment, bundle: DeployableBundle, parallelism: Deployment['parallelism']): Promise<number> {
+    const slots = slotsFor(bundle, parallelism);
+    const held = await client.query<{ slots: number }>('SELECT slots FROM deployments WHERE id = $1', [current.id]);
+    await this.quotas.assertCanDeploy(client, current.tenantId, { parallelism: slots, releasedParallelism: held.rows[0].slots, newDeployment: false }, (c) =>
+      this.deployments.usage(c),
+    );
+    return slots;
+  }
+
+  private async mustFind(client: PoolClient, id: string, lock = false): Promise<Deployment> {
+    const d = await this.deployments.find(client, id, { lock });
+    if (!d) throw new NotFoundProblem('deployment', id);
+    return d;
+  }
+
+  private async bundleOf(client: PoolClient, id: string): Promise<DeployableBundle> {
+    const bundle = await this.bundles.byId(client, id);
+    if (!bundle) throw new Error(`bundle ${id} of a deployment is missing (bundles in use cannot be deleted)`);
+    return bundle;
+  }
+
+  private async resolveBundle(client: PoolClient, ref: BundleRefInput | undefined, bundleId: string | undefined): Promise<DeployableBundle> {
+    if (bundleId || (ref && 'id' in ref)) {
+      const id = bundleId ?? (ref as { id: string }).id;
+      const bundle = await this.bundles.byId(client, id);
+      if (!bundle) throw new InvalidRequestProblem([{ in: 'body', name: bundleId ? 'bundleId' : 'bundle.id', reason: `no bundle ${id}` }]);
+      return bundle;
+    }
+    const { name, version } = ref as { name: string; version: string };
+    const bundle = await this.bundles.byNameVersion(client, name, version);
+    if (!bundle) throw new InvalidRequestProblem([{ in: 'body', name: 'bundle', reason: `no bundle ${name} with version ${version}` }]);
+    return bundle;
+  }
+}
+
+function assertNotCancelled(d: Deployment): void {
+  if (d.desiredState === 'CANCELLED') throw new DeploymentConflictProblem(`deployment ${d.id} is cancelled; create a new one`);
+}

@@ -1,0 +1,156 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { DEPLOYMENT_STATUSES, DESIRED_STATES, RUN_OUTCOMES, UPGRADE_MODES, type Deployment, type DeploymentRun, type DeploymentTransition } from '../deployment';
+
+export class ParallelismDto {
+  @ApiProperty({ minimum: 1, description: 'Parallelism of operators not named in `operators`' }) default!: number;
+  @ApiProperty({ type: 'object', additionalProperties: { type: 'integer', minimum: 1 }, description: 'Per operator id' })
+  operators!: Record<string, number>;
+}
+
+export class DeploymentConfigDto {
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: { type: 'string' },
+    description: 'Logical topic name → Kafka topic; every topic must start with `t.<tenantId>.`',
+  })
+  topics?: Record<string, string>;
+  @ApiPropertyOptional({ type: 'object', additionalProperties: { type: 'string' } }) properties?: Record<string, string>;
+}
+
+export class PendingUpgradeDto {
+  @ApiProperty() bundleId!: string;
+  @ApiProperty({ enum: UPGRADE_MODES }) mode!: string;
+  @ApiProperty({ format: 'date-time' }) requestedAt!: string;
+}
+
+export class DeploymentDto {
+  @ApiProperty({ example: 'd0193a1b2c3d4e5f6a7b8c9d0' }) id!: string;
+  @ApiProperty() name!: string;
+  @ApiProperty() bundleId!: string;
+  @ApiProperty({ type: ParallelismDto }) parallelism!: ParallelismDto;
+  @ApiProperty({ type: DeploymentConfigDto }) config!: DeploymentConfigDto;
+  @ApiProperty({ enum: DESIRED_STATES }) desiredState!: string;
+  @ApiProperty({ enum: DEPLOYMENT_STATUSES, description: 'Observed by the reconciler' }) status!: string;
+  @ApiProperty({ description: 'Why the deployment is in its status, or what it waits for' }) statusReason!: string;
+  @ApiProperty({ type: PendingUpgradeDto, nullable: true }) pendingUpgrade!: PendingUpgradeDto | null;
+  @ApiProperty({ type: ParallelismDto, nullable: true }) pendingParallelism!: ParallelismDto | null;
+  @ApiProperty({ description: 'Number of the latest run; 0 before the first start' }) runNo!: number;
+  @ApiProperty({ format: 'date-time' }) createdAt!: string;
+  @ApiProperty({ format: 'date-time' }) updatedAt!: string;
+  @ApiProperty({ format: 'date-time' }) statusChangedAt!: string;
+
+  static from(d: Deployment): DeploymentDto {
+    return {
+      id: d.id,
+      name: d.name,
+      bundleId: d.bundleId,
+      parallelism: { default: d.parallelism.default, operators: { ...d.parallelism.operators } },
+      config: d.config,
+      desiredState: d.desiredState,
+      status: d.status,
+      statusReason: d.statusReason,
+      pendingUpgrade: d.pendingUpgrade,
+      pendingParallelism: d.pendingParallelism,
+      runNo: d.runNo,
+      createdAt: d.createdAt.toISOString(),
+      updatedAt: d.updatedAt.toISOString(),
+      statusChangedAt: d.statusChangedAt.toISOString(),
+    };
+  }
+}
+
+export class DeploymentPageDto {
+  @ApiProperty({ type: [DeploymentDto] }) items!: DeploymentDto[];
+  @ApiProperty({ type: String, nullable: true, description: 'Pass as `cursor` for the next page; null on the last' })
+  nextCursor!: string | null;
+}
+
+export class SubtaskAssignmentDto {
+  @ApiProperty() operatorId!: string;
+  @ApiProperty() subtask!: number;
+  @ApiProperty({ type: 'array', items: { type: 'array', items: { type: 'integer' }, minItems: 2, maxItems: 2 }, description: 'Inclusive key-group ranges' })
+  keyGroups!: number[][];
+}
+
+export class RunDto {
+  @ApiProperty() runNo!: number;
+  @ApiProperty() workerId!: string;
+  @ApiProperty() bundleId!: string;
+  @ApiProperty({ description: 'Slots the run holds on its worker' }) slots!: number;
+  @ApiProperty({ type: [SubtaskAssignmentDto] }) subtasks!: SubtaskAssignmentDto[];
+  @ApiProperty({ type: Object, nullable: true, description: 'Snapshot restored at start; always null until checkpoints exist (issue 5)' })
+  restoreFrom!: { snapshotId: string; location: string } | null;
+  @ApiProperty() startedReason!: string;
+  @ApiProperty({ format: 'date-time' }) placedAt!: string;
+  @ApiProperty({ format: 'date-time', nullable: true }) dispatchedAt!: string | null;
+  @ApiProperty({ format: 'date-time', nullable: true }) runningAt!: string | null;
+  @ApiProperty({ format: 'date-time', nullable: true }) stopSentAt!: string | null;
+  @ApiProperty({ format: 'date-time', nullable: true }) endedAt!: string | null;
+  @ApiProperty({ enum: RUN_OUTCOMES, nullable: true }) outcome!: string | null;
+  @ApiProperty({ type: String, nullable: true }) endReason!: string | null;
+
+  static from(r: DeploymentRun): RunDto {
+    const iso = (d: Date | null) => (d ? d.toISOString() : null);
+    return {
+      runNo: r.runNo,
+      workerId: r.workerId,
+      bundleId: r.bundleId,
+      slots: r.slots,
+      subtasks: r.subtasks.map((s) => ({ operatorId: s.operatorId, subtask: s.subtask, keyGroups: s.keyGroups.map(([a, b]) => [a, b]) })),
+      restoreFrom: r.restoreFrom,
+      startedReason: r.startedReason,
+      placedAt: r.placedAt.toISOString(),
+      dispatchedAt: iso(r.dispatchedAt),
+      runningAt: iso(r.runningAt),
+      stopSentAt: iso(r.stopSentAt),
+      endedAt: iso(r.endedAt),
+      outcome: r.outcome,
+      endReason: r.endReason,
+    };
+  }
+}
+
+export class TransitionDto {
+  @ApiProperty({ enum: DEPLOYMENT_STATUSES, nullable: true }) from!: string | null;
+  @ApiProperty({ enum: DEPLOYMENT_STATUSES }) to!: string;
+  @ApiProperty() reason!: string;
+  @ApiProperty({ type: Number, nullable: true }) runNo!: number | null;
+  @ApiProperty({ format: 'date-time' }) at!: string;
+
+  static from(t: DeploymentTransition): TransitionDto {
+    return { from: t.from, to: t.to, reason: t.reason, runNo: t.runNo, at: t.at.toISOString() };
+  }
+}
+
+export class DeploymentHistoryDto {
+  @ApiProperty({ type: [RunDto], description: 'Every run, newest first (at most 100)' }) runs!: RunDto[];
+  @ApiProperty({ type: [TransitionDto], description: 'Transitions in order, one page' }) transitions!: TransitionDto[];
+  @ApiProperty({ type: String, nullable: true, description: 'Cursor of the next page of transitions' }) nextCursor!: string | null;
+}
+
+export class CreateDeploymentRequestDto {
+  @ApiProperty({ example: 'fraud-scoring' }) name!: string;
+  @ApiPropertyOptional({ description: 'The bundle by name and version (or give bundleId)', example: { name: 'page-views', version: '1.0.0' } })
+  bundle?: { name: string; version: string };
+  @ApiPropertyOptional({ description: 'The bundle by id (or give bundle)' }) bundleId?: string;
+  @ApiPropertyOptional({ description: "Default: the manifest's defaultParallelism for every operator" }) parallelism?: Partial<ParallelismDto>;
+  @ApiPropertyOptional({ type: DeploymentConfigDto }) config?: DeploymentConfigDto;
+  @ApiPropertyOptional({ enum: ['RUNNING', 'SUSPENDED'], default: 'RUNNING' }) desiredState?: string;
+}
+
+export class PatchDeploymentRequestDto {
+  @ApiPropertyOptional({ enum: DESIRED_STATES, description: 'CANCELLED is final' }) desiredState?: string;
+  @ApiPropertyOptional({ description: 'A new parallelism: the deployment goes through RESCALING' }) parallelism?: Partial<ParallelismDto>;
+}
+
+export class UpgradeDeploymentRequestDto {
+  @ApiPropertyOptional({ description: 'Another version of the same bundle by name and version (or give bundleId)' })
+  bundle?: { name: string; version: string };
+  @ApiPropertyOptional() bundleId?: string;
+  @ApiProperty({
+    enum: UPGRADE_MODES,
+    description: 'savepoint and last-state are accepted, but no savepoints or checkpoints exist yet (issue 5): every mode starts the new version without state, and the transition reason says so',
+  })
+  mode!: string;
+  @ApiPropertyOptional({ description: 'Parallelism for the new version (default: keep the current one)' }) parallelism?: Partial<ParallelismDto>;
+}

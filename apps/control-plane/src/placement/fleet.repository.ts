@@ -1,0 +1,50 @@
+import { Injectable } from '@nestjs/common';
+import { toDatabaseError, type PoolClient } from '@weir/db';
+import type { RunningSubtask } from '@weir/protocol';
+import type { WorkerCapacity } from './placement';
+
+/** Serialises placement decisions across control-plane instances (two would otherwise fill the same free slot). */
+const PLACEMENT_LOCK = 0x7765_6972_7030; // "weirp0"
+
+/**
+ * The live fleet with the slots taken on each worker. Open runs are counted through weir_worker_slots_in_use()
+ * (runs are tenant rows; the function sums them platform-wide without exposing them).
+ */
+const LIVE_WORKERS = `
+SELECT w.id, w.slots, w.running_subtasks, coalesce(u.slots, 0)::int AS planned
+FROM workers w LEFT JOIN weir_worker_slots_in_use() u ON u.worker_id = w.id
+WHERE w.status = 'ALIVE'`;
+
+@Injectable()
+export class FleetRepository {
+  /**
+   * Takes the placement lock for the rest of the caller's transaction and returns the live workers' capacity.
+   * The caller inserts its run in the same transaction, so the next decision sees that run's slots.
+   */
+  async lockAndReadCapacity(client: PoolClient): Promise<WorkerCapacity[]> {
+    try {
+      await client.query('SELECT pg_advisory_xact_lock($1)', [PLACEMENT_LOCK]);
+      const { rows } = await client.query<{ id: string; slots: number; running_subtasks: RunningSubtask[]; planned: number }>(LIVE_WORKERS);
+      return rows.map((r) => ({ id: r.id, slots: r.slots, slotsInUse: Math.max(r.planned, reportedSlots(r.running_subtasks)) }));
+    } catch (err) {
+      throw toDatabaseError(err, 'read worker capacity');
+    }
+  }
+}
+
+/** Slots a worker's reported subtasks hold, counted like slotsFor(): the widest operator of each job. */
+export function reportedSlots(subtasks: readonly RunningSubtask[]): number {
+  const perOperator = new Map<string, number>();
+  for (const s of subtasks) {
+    const key = `${s.tenantId}/${s.jobId}/${s.operatorId}`;
+    perOperator.set(key, (perOperator.get(key) ?? 0) + 1);
+  }
+  const perJob = new Map<string, number>();
+  for (const [key, n] of perOperator) {
+    const job = key.slice(0, key.lastIndexOf('/'));
+    perJob.set(job, Math.max(perJob.get(job) ?? 0, n));
+  }
+  let total = 0;
+  for (const n of perJob.values()) total += n;
+  return total;
+}

@@ -1,0 +1,82 @@
+import type { DeploymentRun } from '../deployments/deployment';
+import { goTo, openRun, stay, type Next, type ReconcileContext } from './state-machine';
+
+/**
+ * The body shared by STARTING, RESCALING, RECOVERING and UPGRADING: end the run that was open when the status was
+ * entered (stop it, or write it off when its worker is gone), adopt any pending bundle or parallelism, place and
+ * dispatch the next run, and report RUNNING once its worker does. Each call does what it can now and returns.
+ */
+export async function driveToRunning(ctx: ReconcileContext): Promise<Next> {
+  const { deployment, job, actions } = ctx;
+  if (deployment.desiredState !== 'RUNNING') {
+    return goTo('STOPPING', `desired state ${deployment.desiredState} while ${deployment.status}`);
+  }
+  const open = openRun(ctx);
+  if (open && open.placedAt < deployment.statusChangedAt) {
+    // The run from before this status: it must be gone before the next one starts (a worker runs a job once).
+    if (job.kind === 'worker-gone' || job.kind === 'worker-restarted') {
+      await actions.stopRun(open, 'replaced: its worker was lost'); // queued in case the worker comes back
+      await actions.endRun(open, 'LOST', lostReason(job.kind, open));
+    } else {
+      await actions.stopRun(open, `replaced by a new run (${deployment.status})`);
+      if (job.kind !== 'absent') return stay(`stopping run ${open.runNo} on worker ${open.workerId}`);
+      await actions.endRun(open, 'REPLACED', `stopped for ${deployment.status}`);
+    }
+    return place(ctx);
+  }
+  if (!open) return place(ctx);
+  return watchNewRun(ctx, open);
+}
+
+async function place(ctx: ReconcileContext): Promise<Next> {
+  const { deployment, actions } = ctx;
+  const bundleId = deployment.pendingUpgrade?.bundleId ?? deployment.bundleId;
+  const parallelism = deployment.pendingParallelism ?? deployment.parallelism;
+  if (deployment.pendingUpgrade) await actions.adoptPendingUpgrade();
+  if (deployment.pendingParallelism) await actions.adoptPendingParallelism();
+  const result = await actions.placeRun({ bundleId, parallelism, reason: `${deployment.status}: ${deployment.statusReason}` });
+  if (!result.placed) return stay(result.reason);
+  await actions.dispatchRun(result.run);
+  return stay(`run ${result.run.runNo} dispatched to worker ${result.run.workerId}`);
+}
+
+async function watchNewRun(ctx: ReconcileContext, run: DeploymentRun): Promise<Next> {
+  const { job, actions, deployment } = ctx;
+  await actions.dispatchRun(run);
+  switch (job.kind) {
+    case 'running':
+      await actions.markRunning(run);
+      return goTo('RUNNING', `run ${run.runNo}: ${job.subtasks} subtasks running on worker ${run.workerId}`);
+    case 'worker-gone':
+    case 'worker-restarted': {
+      const reason = lostReason(job.kind, run);
+      await actions.stopRun(run, 'replaced: its worker was lost');
+      await actions.endRun(run, 'LOST', reason);
+      return deployment.status === 'RECOVERING' ? place(ctx) : goTo('RECOVERING', reason);
+    }
+    case 'failed':
+      await actions.stopRun(run, 'failed: releasing its slots');
+      await actions.endRun(run, 'FAILED', `worker ${run.workerId} reports the job FAILED`);
+      return goTo('FAILED', `run ${run.runNo}: worker ${run.workerId} reports the job FAILED (see the worker's log for the error)`);
+    default: {
+      const refused = await actions.runFailure(run);
+      if (refused) {
+        await actions.endRun(run, 'FAILED', refused);
+        return goTo('FAILED', `run ${run.runNo}: worker ${run.workerId} refused it: ${refused}`);
+      }
+      const since = (run.dispatchedAt ?? run.placedAt).getTime();
+      if (ctx.now.getTime() - since > ctx.startTimeoutMs) {
+        await actions.stopRun(run, 'did not start in time');
+        await actions.endRun(run, 'FAILED', `not reported running within ${ctx.startTimeoutMs / 1000} s`);
+        return goTo('FAILED', `run ${run.runNo}: worker ${run.workerId} did not report it running within ${ctx.startTimeoutMs / 1000} s`);
+      }
+      return stay();
+    }
+  }
+}
+
+function lostReason(kind: 'worker-gone' | 'worker-restarted', run: DeploymentRun): string {
+  return kind === 'worker-restarted'
+    ? `worker ${run.workerId} restarted and no longer runs run ${run.runNo}`
+    : `worker ${run.workerId} is no longer alive (LOST or STOPPED) while hosting run ${run.runNo}`;
+}

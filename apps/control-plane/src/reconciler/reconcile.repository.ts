@@ -1,0 +1,137 @@
+import { Injectable } from '@nestjs/common';
+import { toDatabaseError, type PoolClient } from '@weir/db';
+import type { RunningSubtask } from '@weir/protocol';
+import type { Deployment, DeploymentRun, DeploymentStatus, RunOutcome, SubtaskAssignment } from '../deployments/deployment';
+import { DEPLOYMENT_COLUMNS, RUN_COLUMNS, toDeployment, toRun, type DeploymentRow, type RunRow } from '../deployments/deployment-rows';
+import type { WorkerStatus } from '../workers/worker';
+import type { ObservedWorker } from './job-observation';
+
+/**
+ * The reconciler's SQL. Every method runs on the client of a withTenant transaction (RLS binds it); only `due`
+ * crosses tenants, through the SECURITY DEFINER function that returns ids alone.
+ */
+@Injectable()
+export class ReconcileRepository {
+  /** Deployments due for a look, oldest first, across tenants. */
+  async due(client: Pick<PoolClient, 'query'>, max: number): Promise<{ tenantId: string; deploymentId: string }[]> {
+    const rows = await q<{ tenant_id: string; deployment_id: string }>(client, 'list due deployments', 'SELECT tenant_id, deployment_id FROM weir_due_deployments($1)', [max]);
+    return rows.map((r) => ({ tenantId: r.tenant_id, deploymentId: r.deployment_id }));
+  }
+
+  /**
+   * Claims the deployment for this transaction: the row lock is what keeps two control-plane instances from
+   * reconciling one deployment at once; SKIP LOCKED makes the loser move on rather than wait. Null when another
+   * instance holds it or it is no longer due.
+   */
+  async claim(client: PoolClient, id: string): Promise<Deployment | null> {
+    const rows = await q<DeploymentRow>(
+      client,
+      'claim deployment',
+      `SELECT ${DEPLOYMENT_COLUMNS} FROM deployments WHERE id = $1 AND next_reconcile_at <= now() FOR UPDATE SKIP LOCKED`,
+      [id],
+    );
+    return rows.length ? toDeployment(rows[0]) : null;
+  }
+
+  async run(client: PoolClient, deploymentId: string, runNo: number): Promise<DeploymentRun | null> {
+    const rows = await q<RunRow>(client, 'read run', `SELECT ${RUN_COLUMNS} FROM deployment_runs WHERE deployment_id = $1 AND run_no = $2`, [deploymentId, runNo]);
+    return rows.length ? toRun(rows[0]) : null;
+  }
+
+  async worker(client: PoolClient, workerId: string): Promise<ObservedWorker | null> {
+    const rows = await q<{ id: string; status: WorkerStatus; started_at: Date; running_subtasks: RunningSubtask[] }>(
+      client,
+      'read worker',
+      'SELECT id, status, started_at, running_subtasks FROM workers WHERE id = $1',
+      [workerId],
+    );
+    return rows.length ? { id: rows[0].id, status: rows[0].status, startedAt: rows[0].started_at, runningSubtasks: rows[0].running_subtasks } : null;
+  }
+
+  async insertRun(
+    client: PoolClient,
+    d: Deployment,
+    run: { workerId: string; bundleId: string; subtasks: readonly SubtaskAssignment[]; slots: number; reason: string },
+  ): Promise<DeploymentRun> {
+    const rows = await q<RunRow>(
+      client,
+      'insert run',
+      `WITH next AS (UPDATE deployments SET run_no = run_no + 1, updated_at = now() WHERE id = $2 RETURNING run_no)
+       INSERT INTO deployment_runs (tenant_id, deployment_id, run_no, worker_id, bundle_id, subtasks, slots, started_reason)
+       SELECT $1, $2, next.run_no, $3, $4, $5, $6, $7 FROM next
+       RETURNING ${RUN_COLUMNS}`,
+      [d.tenantId, d.id, run.workerId, run.bundleId, JSON.stringify(run.subtasks), run.slots, run.reason.slice(0, 1000)],
+    );
+    return toRun(rows[0]);
+  }
+
+  /** Sets one timestamp of a run once (dispatched, running, stop sent); true when this call set it. */
+  async stampRun(client: PoolClient, run: DeploymentRun, column: 'dispatched_at' | 'running_at' | 'stop_sent_at'): Promise<boolean> {
+    const rows = await q(
+      client,
+      `stamp run ${column}`,
+      `UPDATE deployment_runs SET ${column} = now() WHERE deployment_id = $1 AND run_no = $2 AND ${column} IS NULL RETURNING run_no`,
+      [run.deploymentId, run.runNo],
+    );
+    return rows.length > 0;
+  }
+
+  async endRun(client: PoolClient, run: DeploymentRun, outcome: RunOutcome, reason: string): Promise<void> {
+    await q(
+      client,
+      'end run',
+      `UPDATE deployment_runs SET ended_at = now(), outcome = $3, end_reason = $4
+       WHERE deployment_id = $1 AND run_no = $2 AND ended_at IS NULL`,
+      [run.deploymentId, run.runNo, outcome, reason.slice(0, 1000)],
+    );
+  }
+
+  async adoptPendingUpgrade(client: PoolClient, id: string): Promise<void> {
+    await q(client, 'adopt upgrade', `UPDATE deployments SET bundle_id = pending_upgrade->>'bundleId', pending_upgrade = NULL, updated_at = now()
+      WHERE id = $1 AND pending_upgrade IS NOT NULL`, [id]);
+  }
+
+  async adoptPendingParallelism(client: PoolClient, id: string): Promise<void> {
+    await q(client, 'adopt parallelism', `UPDATE deployments SET parallelism = pending_parallelism, pending_parallelism = NULL, updated_at = now()
+      WHERE id = $1 AND pending_parallelism IS NOT NULL`, [id]);
+  }
+
+  /** Moves the observed status and records the transition with its reason. */
+  async transition(client: PoolClient, d: Deployment, to: DeploymentStatus, reason: string): Promise<Date> {
+    const rows = await q<{ at: Date; run_no: number }>(
+      client,
+      'transition deployment',
+      `WITH moved AS (
+         UPDATE deployments SET status = $2, status_reason = $3, status_changed_at = now(), updated_at = now()
+         WHERE id = $1 RETURNING tenant_id, id, run_no)
+       INSERT INTO deployment_transitions (tenant_id, deployment_id, from_status, to_status, reason, run_no)
+       SELECT tenant_id, id, $4, $2, $3, NULLIF(run_no, 0) FROM moved
+       RETURNING at, run_no`,
+      [d.id, to, reason.slice(0, 1000), d.status],
+    );
+    return rows[0].at;
+  }
+
+  async note(client: PoolClient, id: string, reason: string): Promise<void> {
+    await q(client, 'note deployment', 'UPDATE deployments SET status_reason = $2 WHERE id = $1 AND status_reason IS DISTINCT FROM $2', [id, reason.slice(0, 1000)]);
+  }
+
+  /** When to look again; null: only when the API changes the deployment. */
+  async schedule(client: PoolClient, id: string, afterMs: number | null): Promise<void> {
+    await q(
+      client,
+      'schedule deployment',
+      `UPDATE deployments SET next_reconcile_at = CASE WHEN $2::int IS NULL THEN NULL ELSE now() + make_interval(secs => $2::int / 1000.0) END
+       WHERE id = $1`,
+      [id, afterMs],
+    );
+  }
+}
+
+async function q<R extends object = object>(client: Pick<PoolClient, 'query'>, what: string, sql: string, params: unknown[]): Promise<R[]> {
+  try {
+    return (await client.query<R>(sql, params)).rows;
+  } catch (err) {
+    throw toDatabaseError(err, what);
+  }
+}

@@ -1,0 +1,300 @@
+import { describe, expect, it } from 'vitest';
+import type { Deployment, DeploymentRun, DeploymentStatus, Parallelism, RunOutcome } from '../../deployments/deployment';
+import type { JobObservation } from '../job-observation';
+import type { Next, PlaceResult, ReconcileActions, ReconcileContext } from '../state-machine';
+import { STATE_HANDLERS } from './index';
+
+const T0 = new Date('2026-01-01T00:00:00Z');
+const later = (ms: number) => new Date(T0.getTime() + ms);
+
+function deployment(overrides: Partial<Deployment> = {}): Deployment {
+  return {
+    tenantId: 't1',
+    id: 'd1',
+    name: 'n',
+    bundleId: 'b1',
+    parallelism: { default: 1, operators: {} },
+    config: {},
+    desiredState: 'RUNNING',
+    status: 'CREATED',
+    statusReason: 'created',
+    pendingUpgrade: null,
+    pendingParallelism: null,
+    runNo: 0,
+    createdAt: T0,
+    updatedAt: T0,
+    statusChangedAt: later(1_000),
+    ...overrides,
+  };
+}
+
+function run(overrides: Partial<DeploymentRun> = {}): DeploymentRun {
+  return {
+    deploymentId: 'd1',
+    runNo: 1,
+    workerId: 'w1',
+    bundleId: 'b1',
+    subtasks: [{ operatorId: 'src', subtask: 0, keyGroups: [[0, 127]] }],
+    slots: 1,
+    restoreFrom: null,
+    startedReason: 'test',
+    placedAt: later(2_000),
+    dispatchedAt: later(2_000),
+    runningAt: null,
+    stopSentAt: null,
+    endedAt: null,
+    outcome: null,
+    endReason: null,
+    ...overrides,
+  };
+}
+
+/** Records every side effect a handler asks for. */
+class FakeActions implements ReconcileActions {
+  readonly calls: string[] = [];
+  placeResult: PlaceResult = { placed: true, run: run({ runNo: 2, workerId: 'w2', placedAt: later(5_000), dispatchedAt: null }) };
+  refused: string | null = null;
+  async placeRun(o: { bundleId: string; parallelism: Parallelism }) {
+    this.calls.push(`place ${o.bundleId} p${o.parallelism.default}`);
+    return this.placeResult;
+  }
+  async dispatchRun(r: DeploymentRun) {
+    if (!r.dispatchedAt) this.calls.push(`dispatch ${r.runNo}`);
+  }
+  async stopRun(r: DeploymentRun) {
+    if (!r.stopSentAt) this.calls.push(`stop ${r.runNo}`);
+  }
+  async markRunning(r: DeploymentRun) {
+    this.calls.push(`running ${r.runNo}`);
+  }
+  async endRun(r: DeploymentRun, outcome: RunOutcome) {
+    this.calls.push(`end ${r.runNo} ${outcome}`);
+  }
+  async runFailure() {
+    return this.refused;
+  }
+  async adoptPendingUpgrade() {
+    this.calls.push('adopt upgrade');
+  }
+  async adoptPendingParallelism() {
+    this.calls.push('adopt parallelism');
+  }
+}
+
+const seen = (kind: 'absent' | 'running' | 'failed' | 'changing', subtasks = 1): JobObservation => ({ kind, workerId: 'w1', subtasks });
+const gone: JobObservation = { kind: 'worker-gone', workerId: 'w1', workerStatus: 'LOST' };
+
+async function step(status: DeploymentStatus, opts: { d?: Partial<Deployment>; run?: DeploymentRun | null; job?: JobObservation; now?: Date; actions?: FakeActions } = {}) {
+  const actions = opts.actions ?? new FakeActions();
+  const r = opts.run === undefined ? null : opts.run;
+  const ctx: ReconcileContext = {
+    deployment: deployment({ status, runNo: r?.runNo ?? 0, ...opts.d }),
+    run: r,
+    job: opts.job ?? (r ? seen('absent', 0) : { kind: 'no-run' }),
+    now: opts.now ?? later(3_000),
+    startTimeoutMs: 90_000,
+    actions,
+  };
+  const next: Next = await STATE_HANDLERS[status](ctx);
+  return { next, calls: actions.calls };
+}
+
+const to = (next: Next) => (next.kind === 'transition' ? next.to : 'stay');
+
+describe('CREATED', () => {
+  it.each([
+    ['RUNNING', 'STARTING'],
+    ['SUSPENDED', 'SUSPENDED'],
+    ['CANCELLED', 'CANCELLED'],
+  ] as const)('desired %s → %s, touching no worker', async (desiredState, expected) => {
+    const { next, calls } = await step('CREATED', { d: { desiredState } });
+    expect(to(next)).toBe(expected);
+    expect(calls).toEqual([]);
+  });
+});
+
+describe('STARTING', () => {
+  it('places and dispatches the first run, and stays until the worker reports it', async () => {
+    const { next, calls } = await step('STARTING');
+    expect(next).toEqual({ kind: 'stay', note: 'run 2 dispatched to worker w2' });
+    expect(calls).toEqual(['place b1 p1', 'dispatch 2']);
+  });
+
+  it('stays with the reason when no worker has room', async () => {
+    const actions = new FakeActions();
+    actions.placeResult = { placed: false, reason: 'waiting for a live worker with 1 free slot (0 alive)' };
+    const { next } = await step('STARTING', { actions });
+    expect(next).toEqual({ kind: 'stay', note: 'waiting for a live worker with 1 free slot (0 alive)' });
+  });
+
+  it('goes RUNNING once the worker reports every subtask RUNNING', async () => {
+    const { next, calls } = await step('STARTING', { run: run(), job: seen('running', 2) });
+    expect(to(next)).toBe('RUNNING');
+    expect(calls).toEqual(['running 1']);
+  });
+
+  it('waits while subtasks are still starting', async () => {
+    expect(to((await step('STARTING', { run: run(), job: seen('changing') })).next)).toBe('stay');
+  });
+
+  it('goes FAILED with the worker’s reason when it refused the command', async () => {
+    const actions = new FakeActions();
+    actions.refused = 'bundle sha256 mismatch';
+    const { next, calls } = await step('STARTING', { run: run(), actions });
+    expect(next).toEqual({ kind: 'transition', to: 'FAILED', reason: 'run 1: worker w1 refused it: bundle sha256 mismatch' });
+    expect(calls).toEqual(['end 1 FAILED']);
+  });
+
+  it('goes FAILED when the run is not reported within the start timeout', async () => {
+    const { next, calls } = await step('STARTING', { run: run(), now: later(2_000 + 90_001) });
+    expect(to(next)).toBe('FAILED');
+    expect(calls).toEqual(['stop 1', 'end 1 FAILED']);
+  });
+
+  it('goes FAILED when the worker reports the job FAILED, and stops it to free the slots', async () => {
+    const { next, calls } = await step('STARTING', { run: run(), job: seen('failed') });
+    expect(to(next)).toBe('FAILED');
+    expect(calls).toEqual(['stop 1', 'end 1 FAILED']);
+  });
+
+  it('goes RECOVERING when the worker is lost before the job runs', async () => {
+    const { next, calls } = await step('STARTING', { run: run(), job: gone });
+    expect(to(next)).toBe('RECOVERING');
+    expect(calls).toEqual(['stop 1', 'end 1 LOST']);
+  });
+
+  it('goes STOPPING when the desired state is no longer RUNNING', async () => {
+    expect(to((await step('STARTING', { run: run(), d: { desiredState: 'SUSPENDED' } })).next)).toBe('STOPPING');
+  });
+});
+
+describe('RUNNING', () => {
+  const running = run({ runningAt: later(2_500) });
+
+  it('stays while the job runs', async () => {
+    const { next, calls } = await step('RUNNING', { run: running, job: seen('running') });
+    expect(next).toEqual({ kind: 'stay', note: undefined });
+    expect(calls).toEqual([]);
+  });
+
+  it('sends stop-subtasks and goes STOPPING on desired SUSPENDED or CANCELLED', async () => {
+    for (const desiredState of ['SUSPENDED', 'CANCELLED'] as const) {
+      const { next, calls } = await step('RUNNING', { run: running, job: seen('running'), d: { desiredState } });
+      expect(to(next)).toBe('STOPPING');
+      expect(calls).toEqual(['stop 1']);
+    }
+  });
+
+  it('goes RECOVERING when its worker is LOST, saying the state is not recovered', async () => {
+    const { next } = await step('RUNNING', { run: running, job: gone });
+    expect(next).toMatchObject({ kind: 'transition', to: 'RECOVERING' });
+    expect((next as { reason: string }).reason).toMatch(/without state.*issue 5/);
+  });
+
+  it('goes RECOVERING when its worker restarted without the job', async () => {
+    expect(to((await step('RUNNING', { run: running, job: { kind: 'worker-restarted', workerId: 'w1' } })).next)).toBe('RECOVERING');
+  });
+
+  it('goes FAILED when the worker reports FAILED', async () => {
+    const { next, calls } = await step('RUNNING', { run: running, job: seen('failed') });
+    expect(to(next)).toBe('FAILED');
+    expect(calls).toEqual(['stop 1', 'end 1 FAILED']);
+  });
+
+  it('goes FINISHED when the job leaves the worker on its own', async () => {
+    const { next, calls } = await step('RUNNING', { run: running, job: seen('absent', 0) });
+    expect(to(next)).toBe('FINISHED');
+    expect(calls).toEqual(['end 1 FINISHED']);
+  });
+
+  it('goes UPGRADING for a pending upgrade, and RESCALING for a pending parallelism', async () => {
+    const upgrade = { bundleId: 'b2', mode: 'savepoint' as const, requestedAt: T0.toISOString() };
+    const up = await step('RUNNING', { run: running, job: seen('running'), d: { pendingUpgrade: upgrade } });
+    expect(to(up.next)).toBe('UPGRADING');
+    expect((up.next as { reason: string }).reason).toMatch(/no savepoint taken.*issue 5/);
+    const re = await step('RUNNING', { run: running, job: seen('running'), d: { pendingParallelism: { default: 2, operators: {} } } });
+    expect(to(re.next)).toBe('RESCALING');
+  });
+});
+
+describe('RESCALING / UPGRADING / RECOVERING', () => {
+  // The run that was open when the status was entered (placed before statusChangedAt).
+  const old = run({ placedAt: T0, runningAt: T0 });
+
+  it('UPGRADING stops the old run and waits until the worker dropped it', async () => {
+    const d = { pendingUpgrade: { bundleId: 'b2', mode: 'stateless' as const, requestedAt: T0.toISOString() } };
+    const { next, calls } = await step('UPGRADING', { run: old, job: seen('running'), d });
+    expect(next).toEqual({ kind: 'stay', note: 'stopping run 1 on worker w1' });
+    expect(calls).toEqual(['stop 1']);
+  });
+
+  it('UPGRADING adopts the new bundle and starts it once the old run is gone', async () => {
+    const d = { pendingUpgrade: { bundleId: 'b2', mode: 'last-state' as const, requestedAt: T0.toISOString() } };
+    const { next, calls } = await step('UPGRADING', { run: { ...old, stopSentAt: later(1_500) }, job: seen('absent', 0), d });
+    expect(to(next)).toBe('stay');
+    expect(calls).toEqual(['end 1 REPLACED', 'adopt upgrade', 'place b2 p1', 'dispatch 2']);
+  });
+
+  it('RESCALING places the run with the pending parallelism', async () => {
+    const d = { pendingParallelism: { default: 3, operators: {} } };
+    const { calls } = await step('RESCALING', { run: { ...old, stopSentAt: later(1_500) }, job: seen('absent', 0), d });
+    expect(calls).toEqual(['end 1 REPLACED', 'adopt parallelism', 'place b1 p3', 'dispatch 2']);
+  });
+
+  it('RECOVERING writes off the run on the lost worker and places a new one elsewhere', async () => {
+    const { calls } = await step('RECOVERING', { run: old, job: gone });
+    expect(calls).toEqual(['stop 1', 'end 1 LOST', 'place b1 p1', 'dispatch 2']);
+  });
+
+  it('RECOVERING goes RUNNING when the new run runs', async () => {
+    const { next } = await step('RECOVERING', { run: run({ runNo: 2, workerId: 'w2' }), job: { kind: 'running', workerId: 'w2', subtasks: 1 } });
+    expect(to(next)).toBe('RUNNING');
+  });
+
+  it('RECOVERING places again at once when the new run’s worker is lost too', async () => {
+    const { next, calls } = await step('RECOVERING', { run: run({ runNo: 2 }), job: gone });
+    expect(to(next)).toBe('stay');
+    expect(calls).toEqual(['stop 2', 'end 2 LOST', 'place b1 p1', 'dispatch 2']);
+  });
+});
+
+describe('STOPPING', () => {
+  it('waits until the worker dropped the job, then settles as desired', async () => {
+    const r = run({ runningAt: later(2_500), stopSentAt: later(2_600) });
+    expect(to((await step('STOPPING', { run: r, job: seen('changing'), d: { desiredState: 'SUSPENDED' } })).next)).toBe('stay');
+    const done = await step('STOPPING', { run: r, job: seen('absent', 0), d: { desiredState: 'SUSPENDED' } });
+    expect(to(done.next)).toBe('SUSPENDED');
+    expect(done.calls).toEqual(['end 1 STOPPED']);
+    expect(to((await step('STOPPING', { run: r, job: seen('absent', 0), d: { desiredState: 'CANCELLED' } })).next)).toBe('CANCELLED');
+  });
+
+  it('settles when the worker went away meanwhile', async () => {
+    const { next, calls } = await step('STOPPING', { run: run(), job: gone, d: { desiredState: 'SUSPENDED' } });
+    expect(to(next)).toBe('SUSPENDED');
+    expect(calls).toEqual(['stop 1', 'end 1 LOST']);
+  });
+});
+
+describe('resting states', () => {
+  it('SUSPENDED resumes on desired RUNNING and ends on CANCELLED', async () => {
+    expect(to((await step('SUSPENDED', { d: { desiredState: 'RUNNING' } })).next)).toBe('STARTING');
+    expect(to((await step('SUSPENDED', { d: { desiredState: 'CANCELLED' } })).next)).toBe('CANCELLED');
+    expect(to((await step('SUSPENDED', { d: { desiredState: 'SUSPENDED' } })).next)).toBe('stay');
+  });
+
+  it('FAILED stays failed until the tenant acts', async () => {
+    expect(to((await step('FAILED')).next)).toBe('stay');
+    expect(to((await step('FAILED', { d: { desiredState: 'SUSPENDED' } })).next)).toBe('SUSPENDED');
+    expect(to((await step('FAILED', { d: { desiredState: 'CANCELLED' } })).next)).toBe('CANCELLED');
+    const upgrade = { bundleId: 'b2', mode: 'stateless' as const, requestedAt: T0.toISOString() };
+    expect(to((await step('FAILED', { d: { pendingUpgrade: upgrade } })).next)).toBe('UPGRADING');
+  });
+
+  it('FINISHED moves only on request; CANCELLED never moves', async () => {
+    expect(to((await step('FINISHED')).next)).toBe('stay');
+    expect(to((await step('FINISHED', { d: { desiredState: 'CANCELLED' } })).next)).toBe('CANCELLED');
+    for (const desiredState of ['RUNNING', 'SUSPENDED', 'CANCELLED'] as const) {
+      expect(to((await step('CANCELLED', { d: { desiredState } })).next)).toBe('stay');
+    }
+  });
+});
