@@ -7,10 +7,11 @@ import { KafkajsWriter } from './kafkajs-writer';
 import { kafkajsLevel, kafkajsLogCreator, stderrSink } from './log-adapter';
 import { adminRetry } from './tuning';
 
-const ID = /^[A-Za-z0-9._-]+$/;
+// Ids end up in group ids and log lines: printable, no spaces, bounded (Kafka itself accepts any string).
+const ID = /^[\x21-\x7e]{1,200}$/;
 
 function assertId(kind: string, id: string): void {
-  if (!ID.test(id)) throw new KafkaUsageError(`${kind} "${id}" may hold only letters, digits, '.', '_' and '-'`);
+  if (!ID.test(id)) throw new KafkaUsageError(`${kind} "${id}" must be 1-200 printable ASCII characters without spaces`);
 }
 
 /**
