@@ -2,9 +2,12 @@ import { Module, type DynamicModule } from '@nestjs/common';
 import pino from 'pino';
 import { CONTROL_PLANE_OPTIONS, ROOT_LOGGER, WEIR_CONFIG, type ControlPlaneOptions } from './control-plane-options';
 import { DeploymentsModule } from './deployments/deployments.module';
+import { GraphqlModule } from './graphql/graphql.module';
 import { HealthModule } from './health/health.module';
 import { IdempotencyModule } from './idempotency/idempotency.module';
 import { InfrastructureModule } from './infrastructure/infrastructure.module';
+import { MetricsModule } from './metrics/metrics.module';
+import { SlosModule } from './slos/slos.module';
 import { TenancyModule } from './tenancy/tenancy.module';
 import { WorkersModule } from './workers/workers.module';
 
@@ -15,7 +18,7 @@ export class AppModule {
     return {
       module: AppModule,
       global: true,
-      imports: [InfrastructureModule, HealthModule, WorkersModule, TenancyModule, IdempotencyModule, DeploymentsModule],
+      imports: [InfrastructureModule, HealthModule, WorkersModule, TenancyModule, IdempotencyModule, MetricsModule, SlosModule, GraphqlModule, DeploymentsModule],
       providers: [
         { provide: CONTROL_PLANE_OPTIONS, useValue: options },
         { provide: WEIR_CONFIG, useValue: options.config },

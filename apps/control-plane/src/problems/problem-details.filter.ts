@@ -17,7 +17,9 @@ interface HttpResponse {
 export class ProblemDetailsFilter implements ExceptionFilter {
   constructor(private readonly logger: Logger) {}
 
-  catch(error: unknown, host: ArgumentsHost): void {
+  catch(error: unknown, host: ArgumentsHost): unknown {
+    // GraphQL resolvers: hand the error back; GraphQL's own error formatting (graphql/graphql-errors.ts) shapes it.
+    if (host.getType<string>() !== 'http') return error;
     const http = host.switchToHttp();
     const request = http.getRequest<{ url?: string; method?: string }>();
     const response = http.getResponse<HttpResponse>();

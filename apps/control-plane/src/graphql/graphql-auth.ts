@@ -1,0 +1,51 @@
+import { createParamDecorator, type ExecutionContext } from '@nestjs/common';
+import { GqlExecutionContext } from '@nestjs/graphql';
+import { GraphQLError } from 'graphql';
+import type { ApiKeyAuthenticator, Principal, Scope } from '../tenancy';
+import { UnauthorizedProblem } from '../tenancy';
+
+/** What every resolver's context holds: the caller, or why there is none. */
+export interface GraphqlContext {
+  readonly principal?: Principal;
+  readonly authError?: GraphQLError;
+}
+
+const MAX_TOKEN_LENGTH = 512;
+
+/** `Bearer <key>` (HTTP header or graphql-ws connectionParams.authorization); a bare key is accepted over ws. */
+export function tokenOf(value: unknown, allowBare: boolean): string | undefined {
+  if (typeof value !== 'string' || !value || value.length > MAX_TOKEN_LENGTH + 7) return undefined;
+  const match = /^Bearer +(\S+) *$/i.exec(value);
+  if (match) return match[1];
+  return allowBare && /^\S+$/.test(value) ? value : undefined;
+}
+
+export function unauthenticated(message: string): GraphQLError {
+  return new GraphQLError(message, { extensions: { code: 'UNAUTHENTICATED', http: { status: 401 } } });
+}
+
+/**
+ * Authenticates a token for the GraphQL context. An invalid key becomes `authError` (answered by the first field
+ * that needs a principal); anything else (Postgres down) propagates.
+ */
+export async function authenticateContext(authenticator: ApiKeyAuthenticator, token: string | undefined): Promise<GraphqlContext> {
+  if (!token) return { authError: unauthenticated('Missing API key: send Authorization: Bearer <API key>') };
+  try {
+    return { principal: await authenticator.authenticate(token) };
+  } catch (err) {
+    if (err instanceof UnauthorizedProblem) return { authError: unauthenticated(err.detail) };
+    throw err;
+  }
+}
+
+/** The authenticated caller of a field, which must hold `scope`; UNAUTHENTICATED or FORBIDDEN otherwise. */
+export const Caller = createParamDecorator((scope: Scope, ctx: ExecutionContext): Principal => {
+  const context = GqlExecutionContext.create(ctx).getContext<GraphqlContext>();
+  if (!context.principal) throw context.authError ?? unauthenticated('Missing API key');
+  if (!context.principal.scopes.includes(scope)) {
+    throw new GraphQLError(`This field needs an API key with the '${scope}' scope; this key has ${context.principal.scopes.join(', ')}`, {
+      extensions: { code: 'FORBIDDEN', http: { status: 403 } },
+    });
+  }
+  return context.principal;
+});

@@ -1,0 +1,69 @@
+import type { ApolloDriverConfig } from '@nestjs/apollo';
+import type { ExecutionResult } from 'graphql';
+import type { Context as WsContext } from 'graphql-ws';
+import type { Logger } from 'pino';
+import type { ApiKeyAuthenticator } from '../tenancy';
+import { authenticateContext, tokenOf, type GraphqlContext } from './graphql-auth';
+import { formatExecutionErrors, formatGraphqlError } from './graphql-errors';
+
+export const GRAPHQL_PATH = '/graphql';
+
+/** graphql-ws closes with this code when connection_init carries no valid API key. */
+export const WS_UNAUTHORIZED = 4401;
+/** …and with this one (WebSocket's "try again later") when the key cannot be checked (Postgres down). */
+export const WS_TRY_AGAIN_LATER = 1013;
+
+interface ClosableSocket {
+  close(code: number, reason: string): void;
+}
+
+/**
+ * Apollo and graphql-ws options. HTTP requests authenticate with `Authorization: Bearer <key>`; graphql-ws
+ * connections with `connectionParams.authorization` (`Bearer <key>` or the bare key) at connection_init, closed
+ * there with 4401 when missing or invalid. Both go through ApiKeyAuthenticator; resolvers read the principal from
+ * the context (graphql-auth.ts). No stack traces, no landing page.
+ */
+export function graphqlOptions(authenticator: ApiKeyAuthenticator, logger: Logger): ApolloDriverConfig {
+  const formatError = formatGraphqlError(logger.child({ component: 'graphql' }));
+  return {
+    path: GRAPHQL_PATH,
+    autoSchemaFile: true,
+    sortSchema: true,
+    graphiql: false,
+    introspection: true,
+    includeStacktraceInErrorResponses: false,
+    autoTransformHttpErrors: false,
+    formatError,
+    context: async (arg: { req?: { headers: Record<string, unknown> } } | WsContext): Promise<GraphqlContext> => {
+      if (isWsContext(arg)) {
+        // Re-authenticated per operation (cached for seconds), so a revoked key cannot open new subscriptions.
+        return authenticateContext(authenticator, tokenOf(arg.connectionParams?.authorization, true));
+      }
+      return authenticateContext(authenticator, tokenOf(arg.req?.headers.authorization, false));
+    },
+    subscriptions: {
+      'graphql-ws': {
+        path: GRAPHQL_PATH,
+        onConnect: async (ctx: WsContext) => {
+          const socket = (ctx.extra as { socket?: ClosableSocket }).socket;
+          try {
+            const auth = await authenticateContext(authenticator, tokenOf(ctx.connectionParams?.authorization, true));
+            if (auth.principal) return true;
+            socket?.close(WS_UNAUTHORIZED, 'Unauthorized: connectionParams.authorization must hold a valid API key');
+          } catch (err) {
+            logger.warn({ err: { name: (err as Error).name, message: (err as Error).message } }, 'graphql-ws connection could not be authenticated');
+            socket?.close(WS_TRY_AGAIN_LATER, 'The API key cannot be checked right now; retry later');
+          }
+          return false;
+        },
+        // graphql-ws executes outside Apollo: format its errors the same way.
+        onNext: (_ctx: unknown, _id: unknown, _payload: unknown, _args: unknown, result: ExecutionResult) =>
+          result.errors ? { ...result, errors: formatExecutionErrors(formatError, result.errors) } : undefined,
+      },
+    },
+  };
+}
+
+function isWsContext(arg: unknown): arg is WsContext {
+  return typeof arg === 'object' && arg !== null && 'extra' in arg && 'subscriptions' in arg;
+}

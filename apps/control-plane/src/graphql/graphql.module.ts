@@ -1,0 +1,32 @@
+import { ApolloDriver, type ApolloDriverConfig } from '@nestjs/apollo';
+import { Module } from '@nestjs/common';
+import { GraphQLModule } from '@nestjs/graphql';
+import { ROOT_LOGGER } from '../control-plane-options';
+import { SlosModule } from '../slos/slos.module';
+import { ApiKeyAuthenticator } from '../tenancy';
+import { WorkersModule } from '../workers/workers.module';
+import { EventsModule } from './events.module';
+import { graphqlOptions } from './graphql-options';
+import { GRAPHQL_RESOLVERS } from './resolvers';
+
+export { GRAPHQL_PATH, WS_TRY_AGAIN_LATER, WS_UNAUTHORIZED } from './graphql-options';
+
+/**
+ * GraphQL at /graphql, code first: queries and mutations over HTTP, subscriptions over graphql-ws on the same path,
+ * pushed from Redis pub/sub (events.ts). The SDL is checked in as apps/control-plane/schema.gql
+ * (generate-schema.ts; a test fails when it is stale).
+ */
+@Module({
+  imports: [
+    EventsModule,
+    WorkersModule,
+    SlosModule,
+    GraphQLModule.forRootAsync<ApolloDriverConfig>({
+      driver: ApolloDriver,
+      inject: [ApiKeyAuthenticator, ROOT_LOGGER],
+      useFactory: graphqlOptions,
+    }),
+  ],
+  providers: [...GRAPHQL_RESOLVERS],
+})
+export class GraphqlModule {}

@@ -1,0 +1,82 @@
+import { Field, ID, Int, ObjectType } from '@nestjs/graphql';
+import type { DeploymentStatusEvent } from '../events';
+
+@ObjectType('DeploymentStatusChange', { description: "A change of a deployment's observed status, with its reason." })
+export class DeploymentStatusChangeModel {
+  @Field(() => ID) deploymentId!: string;
+  @Field({ description: 'The observed status after the change (CREATED, STARTING, RUNNING, …)' }) status!: string;
+  @Field(() => String, { nullable: true }) previousStatus!: string | null;
+  @Field({ description: 'RUNNING, SUSPENDED or CANCELLED' }) desiredState!: string;
+  @Field() reason!: string;
+  @Field() at!: Date;
+
+  static from(e: DeploymentStatusEvent): DeploymentStatusChangeModel {
+    return { ...e, at: new Date(e.at) };
+  }
+}
+
+/** What the rules rollout (issue 6) publishes on `weir:<prefix>:rollouts:<tenantId>:<deploymentId>`. */
+export interface RuleRolloutMessage {
+  readonly deploymentId: string;
+  readonly ruleSetId: string;
+  readonly version: number;
+  readonly phase: string;
+  readonly acknowledgedSubtasks: number;
+  readonly totalSubtasks: number;
+  readonly message: string | null;
+  readonly at: number;
+}
+
+@ObjectType('RuleRolloutProgress', {
+  description:
+    'Progress of a rule-set version rolling out to a deployment, per-subtask acknowledgements counted. Published by ' +
+    'the rules service (issue 6); until it exists no message is published and the subscription stays silent.',
+})
+export class RuleRolloutProgressModel {
+  @Field(() => ID) deploymentId!: string;
+  @Field() ruleSetId!: string;
+  @Field(() => Int) version!: number;
+  @Field({ description: 'VALIDATING, SHADOW, ROLLING_OUT, ACTIVE, ROLLED_BACK or FAILED' }) phase!: string;
+  @Field(() => Int) acknowledgedSubtasks!: number;
+  @Field(() => Int) totalSubtasks!: number;
+  @Field(() => String, { nullable: true }) message!: string | null;
+  @Field() at!: Date;
+
+  static from(m: RuleRolloutMessage): RuleRolloutProgressModel {
+    return { ...m, at: new Date(m.at) };
+  }
+}
+
+/** What the partitioner and autoscaler publish on `weir:<prefix>:scaling:<tenantId>:<deploymentId>`. */
+export interface ScalingDecisionMessage {
+  readonly deploymentId: string;
+  readonly decisionId: string;
+  readonly kind: string;
+  readonly reason: string;
+  readonly inputs: Record<string, unknown>;
+  readonly fromParallelism: number | null;
+  readonly toParallelism: number | null;
+  readonly keyGroups: readonly number[];
+  readonly at: number;
+}
+
+@ObjectType('ScalingDecision', {
+  description:
+    'A decision of the dynamic partitioner or the autoscaler, with its inputs and reason. Published by them (not yet ' +
+    'built); until then no message is published and the subscription stays silent.',
+})
+export class ScalingDecisionModel {
+  @Field(() => ID) deploymentId!: string;
+  @Field() decisionId!: string;
+  @Field({ description: 'MOVE_KEY_GROUPS, SPLIT_HOT_KEY, MERGE_HOT_KEY or RESCALE' }) kind!: string;
+  @Field() reason!: string;
+  @Field({ description: 'The figures the decision was taken on, as a JSON object' }) inputs!: string;
+  @Field(() => Int, { nullable: true }) fromParallelism!: number | null;
+  @Field(() => Int, { nullable: true }) toParallelism!: number | null;
+  @Field(() => [Int], { description: 'Key groups moved or split' }) keyGroups!: number[];
+  @Field() at!: Date;
+
+  static from(m: ScalingDecisionMessage): ScalingDecisionModel {
+    return { ...m, inputs: JSON.stringify(m.inputs ?? {}), keyGroups: [...(m.keyGroups ?? [])], at: new Date(m.at) };
+  }
+}

@@ -1,0 +1,7 @@
+import { SlosResolver } from './slos.resolver';
+import { SubscriptionsResolver } from './subscriptions.resolver';
+import { TenantResolver } from './tenant.resolver';
+import { WorkersResolver } from './workers.resolver';
+
+/** Every resolver of the schema: the module provides them, the schema generator builds the SDL from them. */
+export const GRAPHQL_RESOLVERS = [WorkersResolver, TenantResolver, SlosResolver, SubscriptionsResolver];

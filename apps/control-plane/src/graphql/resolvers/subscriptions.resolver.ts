@@ -1,0 +1,95 @@
+import { Inject } from '@nestjs/common';
+import { Args, ID, Resolver, Subscription } from '@nestjs/graphql';
+import type { WeirConfig } from '@weir/config';
+import { WEIR_CONFIG } from '../../control-plane-options';
+import type { DeploymentMetrics } from '../../metrics/deployment-metrics';
+import { NotFoundProblem } from '../../problems/problem.exception';
+import type { SloStatusMessage } from '../../slos/slo';
+import { TenantDb, type Principal } from '../../tenancy';
+import { eventChannel, type DeploymentStatusEvent, type EventKind } from '../events';
+import { Caller } from '../graphql-auth';
+import { parseId } from '../graphql-args';
+import { DeploymentStatusChangeModel, RuleRolloutProgressModel, ScalingDecisionModel, type RuleRolloutMessage, type ScalingDecisionMessage } from '../models/events.model';
+import { DeploymentMetricsModel } from '../models/metrics.model';
+import { SloStatusUpdateModel } from '../models/slo.model';
+import { RedisPubSub } from '../redis-pubsub';
+
+/**
+ * Push over graphql-ws, fanned out across control-plane instances through Redis pub/sub. The channel's tenant is
+ * always the caller's own (never an argument), and the resource must exist for that tenant (NOT_FOUND otherwise),
+ * so another tenant's ids lead nowhere.
+ */
+@Resolver()
+export class SubscriptionsResolver {
+  private readonly prefix: string;
+
+  constructor(
+    private readonly pubsub: RedisPubSub,
+    private readonly db: TenantDb,
+    @Inject(WEIR_CONFIG) config: WeirConfig,
+  ) {
+    this.prefix = config.WEIR_QUEUE_PREFIX;
+  }
+
+  @Subscription(() => DeploymentMetricsModel, {
+    description: "The deployment's merged metrics, at most once a second while its workers report.",
+    resolve: (m: DeploymentMetrics) => DeploymentMetricsModel.from(m),
+  })
+  async deploymentMetrics(@Caller('read') principal: Principal, @Args('deploymentId', { type: () => ID }) deploymentId: string) {
+    return this.listen<DeploymentMetrics>('metrics', principal, await this.deployment(principal, deploymentId));
+  }
+
+  @Subscription(() => DeploymentStatusChangeModel, {
+    description: "Every change of the deployment's observed status, with its reason.",
+    resolve: (e: DeploymentStatusEvent) => DeploymentStatusChangeModel.from(e),
+  })
+  async deploymentStatus(@Caller('read') principal: Principal, @Args('deploymentId', { type: () => ID }) deploymentId: string) {
+    return this.listen<DeploymentStatusEvent>('status', principal, await this.deployment(principal, deploymentId));
+  }
+
+  @Subscription(() => SloStatusUpdateModel, {
+    description: "The SLO's status after every evaluation (once a minute while its deployment reports), with breaches and recoveries.",
+    resolve: (m: SloStatusMessage) => SloStatusUpdateModel.fromMessage(m),
+  })
+  async sloStatus(@Caller('read') principal: Principal, @Args('sloId', { type: () => ID }) sloId: string) {
+    const id = parseId('sloId', sloId);
+    await this.mustExist(principal, 'SELECT 1 FROM slos WHERE id = $1', id, 'SLO');
+    return this.listen<SloStatusMessage>('slo', principal, id);
+  }
+
+  @Subscription(() => RuleRolloutProgressModel, {
+    description:
+      'Rule-set rollout progress on the deployment. A real subscription over its Redis channel; the rules service ' +
+      '(issue 6) is its publisher and does not exist yet, so for now it delivers nothing.',
+    resolve: (m: RuleRolloutMessage) => RuleRolloutProgressModel.from(m),
+  })
+  async ruleRollouts(@Caller('read') principal: Principal, @Args('deploymentId', { type: () => ID }) deploymentId: string) {
+    return this.listen<RuleRolloutMessage>('rollouts', principal, await this.deployment(principal, deploymentId));
+  }
+
+  @Subscription(() => ScalingDecisionModel, {
+    description:
+      'Partitioner and autoscaler decisions on the deployment, with inputs and reason. A real subscription over its ' +
+      'Redis channel; its publishers are not built yet, so for now it delivers nothing.',
+    resolve: (m: ScalingDecisionMessage) => ScalingDecisionModel.from(m),
+  })
+  async scalingDecisions(@Caller('read') principal: Principal, @Args('deploymentId', { type: () => ID }) deploymentId: string) {
+    return this.listen<ScalingDecisionMessage>('scaling', principal, await this.deployment(principal, deploymentId));
+  }
+
+  private async deployment(principal: Principal, deploymentId: string): Promise<string> {
+    const id = parseId('deploymentId', deploymentId);
+    await this.mustExist(principal, 'SELECT 1 FROM deployments WHERE id = $1', id, 'deployment');
+    return id;
+  }
+
+  /** Under the caller's RLS: another tenant's row is invisible, so it reads as NOT_FOUND. */
+  private async mustExist(principal: Principal, sql: string, id: string, what: string): Promise<void> {
+    const found = await this.db.run(principal.tenantId, async (client) => (await client.query(sql, [id])).rowCount !== 0);
+    if (!found) throw new NotFoundProblem(what, id);
+  }
+
+  private listen<T>(kind: EventKind, principal: Principal, id: string): Promise<AsyncIterableIterator<T>> {
+    return this.pubsub.iterator<T>(eventChannel(this.prefix, kind, principal.tenantId, id));
+  }
+}

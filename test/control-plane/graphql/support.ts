@@ -1,0 +1,167 @@
+import { randomBytes } from 'node:crypto';
+import type { WeirConfig } from '@weir/config';
+import { createPool, withTenant } from '@weir/db';
+import { LatencyRecorder, type SubtaskMetricsSnapshot } from '@weir/metrics';
+import { createClient, type Client, type ExecutionResult } from 'graphql-ws';
+import { Redis } from 'ioredis';
+import WebSocket from 'ws';
+
+/** POSTs one GraphQL operation with a bearer key (or none). */
+export async function gql<T = Record<string, unknown>>(
+  url: string,
+  key: string | undefined,
+  query: string,
+  variables: Record<string, unknown> = {},
+): Promise<{ status: number; body: ExecutionResult<T> & { errors?: { message: string; extensions?: Record<string, unknown> }[] } }> {
+  const res = await fetch(`${url}/graphql`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}) },
+    body: JSON.stringify({ query, variables }),
+  });
+  return { status: res.status, body: (await res.json()) as never };
+}
+
+export interface WsConnection {
+  readonly client: Client;
+  /** Resolves with the close code once the server closes the socket. */
+  readonly closed: Promise<number>;
+  /** Resolves once the server acknowledged connection_init. */
+  readonly connected: Promise<void>;
+}
+
+export function connectWs(url: string, authorization: string | undefined): WsConnection {
+  let onClosed!: (code: number) => void;
+  let onConnected!: () => void;
+  const closed = new Promise<number>((resolve) => (onClosed = resolve));
+  const connected = new Promise<void>((resolve) => (onConnected = resolve));
+  const client = createClient({
+    url: `${url.replace(/^http/, 'ws')}/graphql`,
+    webSocketImpl: WebSocket,
+    connectionParams: authorization === undefined ? {} : { authorization },
+    lazy: false,
+    retryAttempts: 0,
+    onNonLazyError: () => undefined,
+    on: {
+      connected: () => onConnected(),
+      closed: (event) => onClosed((event as { code: number }).code),
+    },
+  });
+  return { client, closed, connected };
+}
+
+/** Collects what one subscription delivers. */
+export interface Collector<T> {
+  readonly items: T[];
+  readonly errors: unknown[];
+  /** Resolves when the server has confirmed the subscription (its first message or error), see `subscribed`. */
+  next(): Promise<T>;
+  dispose(): void;
+}
+
+export function collect<T>(client: Client, query: string, variables: Record<string, unknown>): Collector<T> {
+  const items: T[] = [];
+  const errors: unknown[] = [];
+  const waiters: ((item: T) => void)[] = [];
+  const dispose = client.subscribe<T>(
+    { query, variables },
+    {
+      next: (result) => {
+        if (result.errors) errors.push(...result.errors);
+        if (result.data) {
+          const item = result.data as T;
+          items.push(item);
+          waiters.shift()?.(item);
+        }
+      },
+      error: (err) => errors.push(err),
+      complete: () => undefined,
+    },
+  );
+  let consumed = 0;
+  return {
+    items,
+    errors,
+    dispose,
+    next: () =>
+      consumed < items.length
+        ? Promise.resolve(items[consumed++])
+        : new Promise<T>((resolve) =>
+            waiters.push((item) => {
+              consumed++;
+              resolve(item);
+            }),
+          ),
+  };
+}
+
+/** A real snapshot: a latency histogram holding `latenciesMs`, encoded as workers encode it. */
+export function snapshotOf(tenantId: string, jobId: string, fields: Partial<SubtaskMetricsSnapshot> & { latenciesMs?: number[] } = {}): SubtaskMetricsSnapshot {
+  const { latenciesMs = [], ...rest } = fields;
+  const recorder = new LatencyRecorder();
+  for (const ms of latenciesMs) recorder.record(ms);
+  const encoded = recorder.encode();
+  recorder.destroy();
+  const now = Date.now();
+  return {
+    tenantId,
+    jobId,
+    operatorId: 'window',
+    subtask: 0,
+    fromMs: now - 1000,
+    toMs: now,
+    recordsIn: 1000,
+    recordsOut: 900,
+    recordsInPerSec: 1000,
+    recordsOutPerSec: 900,
+    busyMsPerSec: 400,
+    backpressuredMsPerSec: 100,
+    idleMsPerSec: 500,
+    eventTimeLatency: encoded,
+    processingLatency: encoded,
+    keyGroupCounts: { 3: 600, 7: 400 },
+    heavyKeys: [{ key: 'user-1', keyGroup: 3, count: 500, error: 0 }],
+    watermarkLagMs: 250,
+    deadLettered: 0,
+    ...rest,
+  };
+}
+
+/**
+ * A suspended deployment row (and the bundle row it references), written as the application role through RLS: the
+ * resolvers only need it to exist; nothing dispatches it (SUSPENDED, never due for the reconciler).
+ */
+export async function insertDeployment(config: WeirConfig, tenantId: string, id: string): Promise<void> {
+  const pool = createPool({ connectionString: config.WEIR_PG_URL, max: 1, applicationName: 'weir-test-graphql' });
+  const bundleId = `b${randomBytes(12).toString('hex')}`;
+  try {
+    await withTenant(pool, tenantId, async (client) => {
+      await client.query(
+        `INSERT INTO bundles (id, tenant_id, name, version, sha256, size_bytes, s3_key, manifest)
+         VALUES ($1, $2, $3, '1.0.0', $4, 0, $5, '{}')`,
+        [bundleId, tenantId, `bundle-${bundleId.slice(1, 9)}`, '0'.repeat(64), `tenants/${tenantId}/bundles/${bundleId}`],
+      );
+      await client.query(
+        `INSERT INTO deployments (tenant_id, id, name, bundle_id, parallelism, desired_state, next_reconcile_at)
+         VALUES ($1, $2, $3, $4, '{"default": 1, "operators": {}}', 'SUSPENDED', NULL)`,
+        [tenantId, id, `d-${id.toLowerCase().replace(/[^a-z0-9-]/g, '-')}`.slice(0, 60), bundleId],
+      );
+    });
+  } finally {
+    await pool.end();
+  }
+}
+
+/** Removes the `weir:<prefix>:*` keys (metrics, SLO minutes) a test run left. */
+export async function deleteEventKeys(config: WeirConfig): Promise<void> {
+  const redis = new Redis(config.WEIR_REDIS_URL);
+  try {
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `weir:${config.WEIR_QUEUE_PREFIX}:*`, 'COUNT', 500);
+      cursor = next;
+      if (keys.length) await redis.del(...keys);
+    } while (cursor !== '0');
+  } finally {
+    redis.disconnect();
+  }
+}
