@@ -1,6 +1,5 @@
 import type { KafkaConnector } from '@weir/kafka';
 import { SubtaskMetrics, type SubtaskMetricsSnapshot } from '@weir/metrics';
-import type { KeyedStateBackend } from '@weir/state';
 import { RoutingTable } from '../keygroups';
 import type { JobDefinition, NodeSpec } from '../sdk/graph';
 import { JobDefinitionError } from '../sdk/stream';
@@ -8,128 +7,29 @@ import { BroadcastTerminal, type ChainNode, type ChainTerminal, KeyByTerminal, S
 import { KafkaDeadLetters, MemoryDeadLetters } from './connectors/dead-letters';
 import { type CollectedRecord, KafkaSinkWriter, MemorySinkWriter, type SinkWriter } from './connectors/sink-writers';
 import { SourceOutput } from './connectors/source-output';
-import { GeneratorPump, KafkaPump, type SourcePump } from './connectors/sources';
+import { GeneratorPump, KafkaPump } from './connectors/sources';
 import type { BroadcastSender, KeyGroupMove, KeyedSender } from './exchange/exchange';
 import { exchangeTopic, KafkaBroadcastSender, KafkaExchangePump, KafkaKeyedSender } from './exchange/kafka-exchange';
 import { MemoryBroadcastExchange, MemoryKeyedExchange } from './exchange/memory-exchange';
 import type { KeyedOperator, KeyedOperatorEnv } from './operators/keyed-operator';
 import { BroadcastProcessOperator, ProcessOperator } from './operators/process-operator';
 import { WindowOperator } from './operators/window-operator';
-import { type JobPlan, type ParallelismOption, planJob, type StagePlan } from './plan';
+import { type JobPlan, planJob } from './plan';
 import { type ChainEnvLike, type Clock, type DeadLetter, type DeadLetterQueue, systemClock } from './ports';
 import { InFlight, InputQueue } from './queue';
 import { Subtask, type SubtaskSnapshot } from './subtask';
+import { restoredGeneratorIndex, restoredOffsets, restoredParts, restoreKeyed } from './restore';
+import {
+  type CheckpointSnapshot,
+  JobRunError,
+  type RunJobOptions,
+  type RunningJob,
+  type SubtaskContext,
+} from './running-job';
+import { present, type StageRuntime } from './stage-runtime';
 
-export interface SubtaskContext {
-  readonly tenantId: string;
-  readonly jobId: string;
-  readonly operatorId: string;
-  readonly subtask: number;
-  readonly parallelism: number;
-}
-
-export interface RunJobOptions {
-  readonly tenantId: string;
-  readonly jobId: string;
-  /** Subtasks per stage (a stage is named by its source or keyed operator id). Default 1. */
-  readonly parallelism?: ParallelismOption;
-  /** Needed by Kafka sources, sinks and the dead-letter topic. */
-  readonly kafka?: KafkaConnector;
-  /** Opens the keyed state backend of one keyed subtask (one directory per subtask for the LSM backend). */
-  readonly state: (ctx: SubtaskContext) => Promise<KeyedStateBackend>;
-  /** Dead letters go to this Kafka topic; without it they are kept in memory (RunningJob.deadLetters()). */
-  readonly deadLetterTopic?: string;
-  readonly clock?: Clock;
-  /** Records buffered per subtask input before producers block (backpressure). Default 20,000. */
-  readonly queueCapacity?: number;
-  /**
-   * How keyBy and broadcast edges travel: 'memory' (default) inside this process; 'kafka' through an internal topic
-   * per keyed operator with one partition per key group, so the job's subtasks can run in several processes.
-   */
-  readonly exchange?: 'memory' | 'kafka';
-  /**
-   * With the Kafka exchange: which subtasks of each stage this process runs (stage id → subtask indexes).
-   * Stages not named run all their subtasks here. Every process of a job must be given the same definition.
-   */
-  readonly subtasks?: Readonly<Record<string, readonly number[]>>;
-  /**
-   * Starts from a checkpoint: key-group images go to whichever subtask owns each key group now (so the parallelism
-   * may differ), broadcast state to every subtask, source positions to the sources. State of an operator id the
-   * job no longer has is refused (JobRunError naming it).
-   */
-  readonly restore?: CheckpointSnapshot;
-  /** Restored Kafka source offsets: source id → partition → next offset. */
-  readonly sourceOffsets?: Readonly<Record<string, Readonly<Record<number, string>>>>;
-}
-
-export class JobRunError extends Error {
-  override readonly name = 'JobRunError';
-}
-
-export interface MemorySourceRecord<T = unknown> {
-  readonly value: T;
-  /** Event time; without it the source's timestamp assigner (or the current processing time) decides. */
-  readonly timestamp?: number;
-}
-
-export interface RunningJob {
-  readonly tenantId: string;
-  readonly jobId: string;
-  /** Resolves when every subtask has finished (bounded inputs) or after stop(); rejects if a subtask fails. */
-  readonly done: Promise<void>;
-  metrics(): SubtaskMetricsSnapshot[];
-  stop(): Promise<void>;
-  routingTable(operatorId: string): RoutingTable;
-  /** Moves key groups of a keyed operator to other subtasks while the job runs (pause, hand over state, resume). */
-  moveKeyGroups(operatorId: string, moves: readonly KeyGroupMove[]): Promise<RoutingTable>;
-  /** The image of one key group of a keyed operator, taken in-band after every record routed to it so far. */
-  snapshotKeyGroup(operatorId: string, keyGroup: number): Promise<Uint8Array>;
-  restoreKeyGroup(operatorId: string, keyGroup: number, image: Uint8Array): Promise<void>;
-  /** Memory sources: feed records / a watermark / the end of input to one source subtask. */
-  push(sourceId: string, records: readonly MemorySourceRecord[], subtask?: number): void;
-  pushWatermark(sourceId: string, watermark: number, subtask?: number): void;
-  endSource(sourceId: string): void;
-  /** Lets processing-time timers see a clock that moved (manual clocks). */
-  tick(): void;
-  /** Resolves once every message offered so far has been handled (memory inputs; used by the test driver). */
-  quiet(): Promise<void>;
-  collected(sinkId: string): readonly CollectedRecord[];
-  deadLetters(): readonly DeadLetter[];
-  /** Kafka sources: source id → per subtask, partition key → next offset. */
-  sourcePositions(): Record<string, Record<string, string>[]>;
-  /**
-   * Takes an aligned checkpoint: barriers enter at the sources, flow with the data, and every subtask snapshots when
-   * it has seen the barrier on all its inputs. Resolves with every local subtask's part of the consistent cut
-   * (source positions, key-group images, broadcast state). One checkpoint at a time; memory exchange only.
-   */
-  triggerCheckpoint(checkpointId: number): Promise<CheckpointSnapshot>;
-}
-
-export interface CheckpointSnapshot {
-  readonly checkpointId: number;
-  readonly subtasks: readonly SubtaskSnapshot[];
-}
-
-interface StageRuntime {
-  readonly plan: StagePlan;
-  readonly queues: InputQueue[];
-  readonly subtasks: Subtask[];
-  readonly operators: KeyedOperator[];
-  readonly backends: KeyedStateBackend[];
-  readonly metrics: SubtaskMetrics[];
-  readonly pumps: SourcePump[];
-  readonly memoryInputs: SourceOutput[];
-  /** Subtask indexes this process runs. Arrays above are indexed by subtask and hold only these. */
-  readonly local: readonly number[];
-  routing?: RoutingTable;
-  exchange?: MemoryKeyedExchange;
-  broadcast?: MemoryBroadcastExchange;
-  topic?: string;
-}
-
-function present<T>(items: readonly (T | undefined)[]): T[] {
-  return items.filter((x): x is T => x !== undefined);
-}
+export { JobRunError } from './running-job';
+export type { CheckpointSnapshot, MemorySourceRecord, RunJobOptions, RunningJob, SubtaskContext } from './running-job';
 
 /** Starts a job in this process: every stage's subtasks, exchanges in memory, sources pumping. */
 export async function runJob(definition: JobDefinition, options: RunJobOptions): Promise<RunningJob> {
@@ -310,7 +210,7 @@ class JobInstance implements RunningJob {
             ? new BroadcastProcessOperator(opEnv, root.fn)
             : new WindowOperator(opEnv, root.assigner, root.fn, root.options);
       rt.operators[index] = operator;
-      await this.restoreKeyed(stage.id, operator, backend, opEnv.ownedKeyGroups, index);
+      await restoreKeyed(restoredParts(this.options.restore, stage.id), operator, backend, opEnv.ownedKeyGroups, index);
       if (rt.topic) {
         const readerId = `weir-${this.tenantId}-${this.jobId}-${stage.id}-${index}-exchange`;
         rt.pumps[index] = new KafkaExchangePump(
@@ -387,56 +287,15 @@ class JobInstance implements RunningJob {
       const mine = range(count).filter((partition) => partition % p === index);
       const out = new SourceOutput(root.id, rt.queues[index], spec, mine, env);
       const offsets = this.options.sourceOffsets?.[root.id];
-      const start = offsets ? new Map(Object.entries(offsets).map(([k, v]) => [Number(k), v])) : this.restoredOffsets(root.id, spec.topic);
+      const start = offsets ? new Map(Object.entries(offsets).map(([k, v]) => [Number(k), v])) : restoredOffsets(restoredParts(this.options.restore, root.id), spec.topic);
       const readerId = `weir-${this.tenantId}-${this.jobId}-${root.id}-${index}`;
       rt.pumps[index] = new KafkaPump(this.options.kafka!, readerId, spec, mine, out, start);
     } else if (spec.kind === 'generator') {
       const out = new SourceOutput(root.id, rt.queues[index], spec, [0], env);
-      rt.pumps[index] = new GeneratorPump(spec, index, p, out, () => this.clock.now(), this.restoredGeneratorIndex(root.id, index, p));
+      rt.pumps[index] = new GeneratorPump(spec, index, p, out, () => this.clock.now(), restoredGeneratorIndex(restoredParts(this.options.restore, root.id), root.id, index, p));
     } else {
       rt.memoryInputs[index] = new SourceOutput(root.id, rt.queues[index], spec, [0], env);
     }
-  }
-
-  private restoredParts(stageId: string): SubtaskSnapshot[] {
-    return (this.options.restore?.subtasks ?? []).filter((part) => part.stageId === stageId);
-  }
-
-  private restoredOffsets(sourceId: string, topic: string): Map<number, string> | undefined {
-    const parts = this.restoredParts(sourceId);
-    if (parts.length === 0) return undefined;
-    const offsets = new Map<number, string>();
-    for (const part of parts) {
-      for (const [key, offset] of Object.entries(part.sourcePositions ?? {})) {
-        const at = key.lastIndexOf(':');
-        if (key.slice(0, at) === topic) offsets.set(Number(key.slice(at + 1)), offset);
-      }
-    }
-    return offsets;
-  }
-
-  private restoredGeneratorIndex(sourceId: string, subtask: number, parallelism: number): number | undefined {
-    const parts = this.restoredParts(sourceId);
-    if (parts.length === 0) return undefined;
-    if (parts.length !== parallelism) {
-      throw new JobRunError(`generator "${sourceId}" was checkpointed at parallelism ${parts.length}; restore it at the same parallelism`);
-    }
-    const index = parts.find((part) => part.subtask === subtask)?.sourcePositions?.index;
-    return index === undefined ? undefined : Number(index);
-  }
-
-  /** Puts the restored state of the key groups this subtask owns into its backend before it starts. */
-  private async restoreKeyed(stageId: string, operator: KeyedOperator, backend: KeyedStateBackend, owned: Iterable<number>, subtask: number): Promise<void> {
-    const parts = this.restoredParts(stageId);
-    if (parts.length === 0) return;
-    const images = new Map<number, Uint8Array>();
-    for (const part of parts) for (const [kg, image] of part.keyGroups ?? []) images.set(kg, image);
-    for (const kg of owned) {
-      const image = images.get(kg);
-      if (image) await backend.restoreKeyGroup(kg, image);
-    }
-    const own = parts.find((part) => part.subtask === subtask) ?? parts[0];
-    if (own.operatorState !== undefined && own.operatorState !== null) operator.restoreOperatorState(own.operatorState);
   }
 
   private keyedSender(targetStageId: string, subtask: number, from: StageRuntime): KeyedSender {

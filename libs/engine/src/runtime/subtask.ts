@@ -184,6 +184,7 @@ export class Subtask {
         }
         const next = this.watermarks.onIdle(message.channel);
         if (next !== null) await this.advance(next);
+        if (this.watermarks.allIdle) await this.forEachTerminal((t) => t.onIdle());
         return false;
       }
       case 'end':

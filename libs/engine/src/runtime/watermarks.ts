@@ -24,6 +24,11 @@ export class InputWatermarks {
     return this.ended.every(Boolean);
   }
 
+  /** Every input that has not ended is idle: downstream should not wait for this subtask's event time either. */
+  get allIdle(): boolean {
+    return this.idle.some(Boolean) && this.idle.every((idle, c) => idle || this.ended[c]);
+  }
+
   onWatermark(channel: number, watermark: number): number | null {
     this.idle[channel] = false;
     if (watermark > this.marks[channel]) this.marks[channel] = watermark;

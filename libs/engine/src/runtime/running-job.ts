@@ -1,0 +1,99 @@
+import type { KafkaConnector } from '@weir/kafka';
+import type { SubtaskMetricsSnapshot } from '@weir/metrics';
+import type { KeyedStateBackend } from '@weir/state';
+import type { RoutingTable } from '../keygroups';
+import type { CollectedRecord } from './connectors/sink-writers';
+import type { KeyGroupMove } from './exchange/exchange';
+import type { ParallelismOption } from './plan';
+import type { Clock, DeadLetter } from './ports';
+import type { SubtaskSnapshot } from './subtask';
+
+export interface SubtaskContext {
+  readonly tenantId: string;
+  readonly jobId: string;
+  readonly operatorId: string;
+  readonly subtask: number;
+  readonly parallelism: number;
+}
+
+export interface RunJobOptions {
+  readonly tenantId: string;
+  readonly jobId: string;
+  /** Subtasks per stage (a stage is named by its source or keyed operator id). Default 1. */
+  readonly parallelism?: ParallelismOption;
+  /** Needed by Kafka sources, sinks and the dead-letter topic. */
+  readonly kafka?: KafkaConnector;
+  /** Opens the keyed state backend of one keyed subtask (one directory per subtask for the LSM backend). */
+  readonly state: (ctx: SubtaskContext) => Promise<KeyedStateBackend>;
+  /** Dead letters go to this Kafka topic; without it they are kept in memory (RunningJob.deadLetters()). */
+  readonly deadLetterTopic?: string;
+  readonly clock?: Clock;
+  /** Records buffered per subtask input before producers block (backpressure). Default 20,000. */
+  readonly queueCapacity?: number;
+  /**
+   * How keyBy and broadcast edges travel: 'memory' (default) inside this process; 'kafka' through an internal topic
+   * per keyed operator with one partition per key group, so the job's subtasks can run in several processes.
+   */
+  readonly exchange?: 'memory' | 'kafka';
+  /**
+   * With the Kafka exchange: which subtasks of each stage this process runs (stage id → subtask indexes).
+   * Stages not named run all their subtasks here. Every process of a job must be given the same definition.
+   */
+  readonly subtasks?: Readonly<Record<string, readonly number[]>>;
+  /**
+   * Starts from a checkpoint: key-group images go to whichever subtask owns each key group now (so the parallelism
+   * may differ), broadcast state to every subtask, source positions to the sources. State of an operator id the
+   * job no longer has is refused (JobRunError naming it).
+   */
+  readonly restore?: CheckpointSnapshot;
+  /** Restored Kafka source offsets: source id → partition → next offset. */
+  readonly sourceOffsets?: Readonly<Record<string, Readonly<Record<number, string>>>>;
+}
+
+export class JobRunError extends Error {
+  override readonly name = 'JobRunError';
+}
+
+export interface MemorySourceRecord<T = unknown> {
+  readonly value: T;
+  /** Event time; without it the source's timestamp assigner (or the current processing time) decides. */
+  readonly timestamp?: number;
+}
+
+export interface RunningJob {
+  readonly tenantId: string;
+  readonly jobId: string;
+  /** Resolves when every subtask has finished (bounded inputs) or after stop(); rejects if a subtask fails. */
+  readonly done: Promise<void>;
+  metrics(): SubtaskMetricsSnapshot[];
+  stop(): Promise<void>;
+  routingTable(operatorId: string): RoutingTable;
+  /** Moves key groups of a keyed operator to other subtasks while the job runs (pause, hand over state, resume). */
+  moveKeyGroups(operatorId: string, moves: readonly KeyGroupMove[]): Promise<RoutingTable>;
+  /** The image of one key group of a keyed operator, taken in-band after every record routed to it so far. */
+  snapshotKeyGroup(operatorId: string, keyGroup: number): Promise<Uint8Array>;
+  restoreKeyGroup(operatorId: string, keyGroup: number, image: Uint8Array): Promise<void>;
+  /** Memory sources: feed records / a watermark / the end of input to one source subtask. */
+  push(sourceId: string, records: readonly MemorySourceRecord[], subtask?: number): void;
+  pushWatermark(sourceId: string, watermark: number, subtask?: number): void;
+  endSource(sourceId: string): void;
+  /** Lets processing-time timers see a clock that moved (manual clocks). */
+  tick(): void;
+  /** Resolves once every message offered so far has been handled (memory inputs; used by the test driver). */
+  quiet(): Promise<void>;
+  collected(sinkId: string): readonly CollectedRecord[];
+  deadLetters(): readonly DeadLetter[];
+  /** Kafka sources: source id → per subtask, partition key → next offset. */
+  sourcePositions(): Record<string, Record<string, string>[]>;
+  /**
+   * Takes an aligned checkpoint: barriers enter at the sources, flow with the data, and every subtask snapshots when
+   * it has seen the barrier on all its inputs. Resolves with every local subtask's part of the consistent cut
+   * (source positions, key-group images, broadcast state). One checkpoint at a time; memory exchange only.
+   */
+  triggerCheckpoint(checkpointId: number): Promise<CheckpointSnapshot>;
+}
+
+export interface CheckpointSnapshot {
+  readonly checkpointId: number;
+  readonly subtasks: readonly SubtaskSnapshot[];
+}

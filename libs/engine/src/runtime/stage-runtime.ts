@@ -1,0 +1,32 @@
+import type { KeyedStateBackend } from '@weir/state';
+import type { SubtaskMetrics } from '@weir/metrics';
+import type { RoutingTable } from '../keygroups';
+import type { SourceOutput } from './connectors/source-output';
+import type { SourcePump } from './connectors/sources';
+import type { MemoryBroadcastExchange, MemoryKeyedExchange } from './exchange/memory-exchange';
+import type { KeyedOperator } from './operators/keyed-operator';
+import type { StagePlan } from './plan';
+import type { InputQueue } from './queue';
+import type { Subtask } from './subtask';
+
+/** One stage of a running job in this process: its queues (all subtasks) and the parts of its local subtasks. */
+export interface StageRuntime {
+  readonly plan: StagePlan;
+  readonly queues: InputQueue[];
+  readonly subtasks: Subtask[];
+  readonly operators: KeyedOperator[];
+  readonly backends: KeyedStateBackend[];
+  readonly metrics: SubtaskMetrics[];
+  readonly pumps: SourcePump[];
+  readonly memoryInputs: SourceOutput[];
+  /** Subtask indexes this process runs. Arrays above are indexed by subtask and hold only these. */
+  readonly local: readonly number[];
+  routing?: RoutingTable;
+  exchange?: MemoryKeyedExchange;
+  broadcast?: MemoryBroadcastExchange;
+  topic?: string;
+}
+
+export function present<T>(items: readonly (T | undefined)[]): T[] {
+  return items.filter((x): x is T => x !== undefined);
+}
