@@ -14,9 +14,14 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { WorkerApp } from '../../../apps/worker/src/worker-app';
 import { deleteQueues, deleteWorkers, eventually, startControlPlane, testConfig, uniquePrefix, type RunningControlPlane } from '../support/control-plane';
 import { createTestTenant, type TestTenant } from '../support/tenants';
-import { api, buildJob, deleteTopics, ensureTopics, insertBundle, spawnWorker, startWorker, waitForStatus, wordCountSource, type Api } from './support';
+import { api, buildJob, deleteTopics, ensureTopics, insertBundle, spawnWorker, startWorker, waitForDeployment, waitForStatus, wordCountSource, type Api } from './support';
 
 const HEARTBEAT_MS = 200;
+/**
+ * More slots than workers of other test runs sharing the database usually have: placement picks the live worker
+ * with the most free slots, so these tests' deployments land on these tests' workers.
+ */
+const SLOTS = 16;
 const run = randomBytes(3).toString('hex');
 
 describe('deployment dispatch', () => {
@@ -28,6 +33,7 @@ describe('deployment dispatch', () => {
   let kafka: KafkaConnector;
   let topics: string[];
   let bundleId: string;
+  let bundleV2: string;
   let client: Api;
   let viaOther: Api;
   const workers: WorkerApp[] = [];
@@ -39,7 +45,9 @@ describe('deployment dispatch', () => {
     tenant = await createTestTenant(config);
     topics = [`t.${tenant.tenantId}.words`, `t.${tenant.tenantId}.counts`];
     kafka = await ensureTopics(config, topics);
-    bundleId = await insertBundle(config, tenant.tenantId, await buildJob(home, wordCountSource(topics[0], topics[1])));
+    const job = await buildJob(home, wordCountSource(topics[0], topics[1]));
+    bundleId = await insertBundle(config, tenant.tenantId, job);
+    bundleV2 = await insertBundle(config, tenant.tenantId, job, { version: '2.0.0' });
     instances = await Promise.all([startControlPlane(config), startControlPlane(config)]);
     client = api(() => instances[0].url, tenant.writeKey);
     viaOther = api(() => instances[1].url, tenant.writeKey);
@@ -57,7 +65,7 @@ describe('deployment dispatch', () => {
   });
 
   it('two instances send exactly one run-subtasks; suspend stops it, resume runs it again', async () => {
-    const worker = await startWorker(config, workerIds[0], join(home, 'a'));
+    const worker = await startWorker(config, workerIds[0], join(home, 'a'), SLOTS);
     workers.push(worker);
     const runs = vi.spyOn(worker.supervisor, 'run');
     const stops = vi.spyOn(worker.supervisor, 'stop');
@@ -112,7 +120,7 @@ describe('deployment dispatch', () => {
   });
 
   it('a worker lost without a goodbye: RECOVERING, then RUNNING on another worker', async () => {
-    lost = spawnWorker(config, workerIds[1], join(home, 'lost'));
+    lost = spawnWorker(config, workerIds[1], join(home, 'lost'), SLOTS);
     await eventually('the doomed worker registered', async () => ((await client.get(`/v1/workers/${workerIds[1]}`)).body?.status === 'ALIVE' ? true : undefined));
     const created = await client.post('/v1/deployments', { name: `wc-lost-${run}`, bundleId });
     expect(created.status).toBe(201);
@@ -120,7 +128,7 @@ describe('deployment dispatch', () => {
     deployed.push(id);
     await waitForStatus(client, id, 'RUNNING');
 
-    const survivor = await startWorker(config, workerIds[2], join(home, 'b'));
+    const survivor = await startWorker(config, workerIds[2], join(home, 'b'), SLOTS);
     workers.push(survivor);
     lost.kill('SIGKILL');
 
@@ -135,6 +143,40 @@ describe('deployment dispatch', () => {
     expect(second).toMatchObject({ runNo: 2, workerId: workerIds[2], outcome: null });
     const recovering = (history.body.transitions as { to: string; reason: string }[]).find((t) => t.to === 'RECOVERING')!;
     expect(recovering.reason).toMatch(new RegExp(`worker ${workerIds[1]} is LOST.*without state`));
+
+    expect((await client.patch(`/v1/deployments/${id}`, { desiredState: 'CANCELLED' })).status).toBe(200);
+    await waitForStatus(client, id, 'CANCELLED');
+  });
+
+  it('upgrades through UPGRADING (saying no checkpoint exists yet) and rescales through RESCALING', async () => {
+    const survivor = workers[workers.length - 1];
+    const runs = vi.spyOn(survivor.supervisor, 'run');
+    const created = await client.post('/v1/deployments', { name: `wc-up-${run}`, bundleId });
+    const id = created.body.id as string;
+    deployed.push(id);
+    await waitForStatus(client, id, 'RUNNING');
+
+    const upgrade = await client.post(`/v1/deployments/${id}/upgrade`, { bundle: { name: 'word-count', version: '2.0.0' }, mode: 'last-state' });
+    expect(upgrade.status).toBe(202);
+    const upgraded = await waitForDeployment(client, id, 'running v2', (d) => d.status === 'RUNNING' && d.bundleId === bundleV2);
+    expect(upgraded.runNo).toBe(2);
+
+    const rescale = await client.patch(`/v1/deployments/${id}`, { parallelism: { operators: { counts: 2 } } });
+    expect(rescale.status).toBe(200);
+    const rescaled = await waitForDeployment(client, id, 'rescaled', (d) => d.status === 'RUNNING' && d.runNo === 3);
+    expect(rescaled).toMatchObject({ parallelism: { default: 1, operators: { counts: 2 } }, pendingParallelism: null, pendingUpgrade: null });
+    const last = runs.mock.calls.at(-1)![0] as RunSubtasks;
+    expect(last.idempotencyKey).toBe(`${id}-run-3`);
+    expect(last.subtasks.filter((s) => s.operatorId === 'counts')).toHaveLength(2);
+
+    const history = await client.get(`/v1/deployments/${id}/history`);
+    const transitions = history.body.transitions as { from: string; to: string; reason: string }[];
+    expect(transitions.map((t) => t.to)).toEqual(['CREATED', 'STARTING', 'RUNNING', 'UPGRADING', 'RUNNING', 'RESCALING', 'RUNNING']);
+    expect(transitions[3].reason).toMatch(/mode last-state.*no checkpoint exists yet \(issue 5\).*without state/);
+    const byNo = Object.fromEntries((history.body.runs as { runNo: number }[]).map((r) => [r.runNo, r]));
+    expect(byNo[1]).toMatchObject({ bundleId, outcome: 'REPLACED', restoreFrom: null });
+    expect(byNo[2]).toMatchObject({ bundleId: bundleV2, outcome: 'REPLACED', restoreFrom: null });
+    expect(byNo[3]).toMatchObject({ bundleId: bundleV2, outcome: null });
 
     expect((await client.patch(`/v1/deployments/${id}`, { desiredState: 'CANCELLED' })).status).toBe(200);
     await waitForStatus(client, id, 'CANCELLED');

@@ -117,15 +117,25 @@ export interface DeploymentBody {
 }
 
 /** Waits until the deployment reaches `status`, failing with its last status and reason. */
-export async function waitForStatus(client: Api, id: string, status: string, timeoutMs = 60_000): Promise<DeploymentBody> {
+export function waitForStatus(client: Api, id: string, status: string, timeoutMs = 60_000): Promise<DeploymentBody> {
+  return waitForDeployment(client, id, status, (d) => d.status === status, timeoutMs);
+}
+
+export async function waitForDeployment(
+  client: Api,
+  id: string,
+  what: string,
+  done: (d: DeploymentBody) => boolean,
+  timeoutMs = 60_000,
+): Promise<DeploymentBody> {
   let last: DeploymentBody | undefined;
   try {
     return await eventually(
-      `deployment ${id} ${status}`,
+      `deployment ${id} ${what}`,
       async () => {
         const res = await client.get(`/v1/deployments/${id}`);
         last = res.body as DeploymentBody;
-        return last.status === status ? last : undefined;
+        return done(last) ? last : undefined;
       },
       { timeoutMs, everyMs: 100 },
     );

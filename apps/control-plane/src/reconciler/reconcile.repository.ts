@@ -23,7 +23,11 @@ export class ReconcileRepository {
    * reconciling one deployment at once; SKIP LOCKED makes the loser move on rather than wait. Null when another
    * instance holds it or it is no longer due.
    */
-  async claim(client: PoolClient, id: string): Promise<Deployment | null> {
+  async claim(client: PoolClient, tenantId: string, id: string): Promise<Deployment | null> {
+    // The tenant row first (KEY SHARE, as the foreign keys of the rows written below would take it later): the
+    // API locks the tenant before its deployments (quota checks), and taking the two in the same order means a
+    // reconcile can never deadlock with a create or patch of the same tenant.
+    await q(client, 'lock tenant', 'SELECT 1 FROM tenants WHERE id = $1 FOR KEY SHARE', [tenantId]);
     const rows = await q<DeploymentRow>(
       client,
       'claim deployment',

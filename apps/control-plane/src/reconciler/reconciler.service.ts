@@ -103,7 +103,7 @@ export class Reconciler implements OnApplicationBootstrap, OnModuleDestroy {
   /** One step for one deployment; true when its status moved (so the next step may follow at once). */
   async reconcile(tenantId: string, deploymentId: string): Promise<boolean> {
     const result = await withTenant(this.pool, tenantId, async (client) => {
-      const deployment = await this.repository.claim(client, deploymentId);
+      const deployment = await this.repository.claim(client, tenantId, deploymentId);
       if (!deployment) return null;
       const run = deployment.runNo ? await this.repository.run(client, deployment.id, deployment.runNo) : null;
       const worker = run ? await this.repository.worker(client, run.workerId) : null;
