@@ -10,7 +10,9 @@ import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import type { KafkaConnector } from '@weir/kafka';
 import type { RunSubtasks, StopSubtasks } from '@weir/protocol';
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { eventChannel, type DeploymentStatusEvent } from '../../../apps/control-plane/src/graphql/events';
 import type { WorkerApp } from '../../../apps/worker/src/worker-app';
 import { deleteQueues, deleteWorkers, eventually, startControlPlane, testConfig, uniquePrefix, type RunningControlPlane } from '../support/control-plane';
 import { createTestTenant, type TestTenant } from '../support/tenants';
@@ -71,6 +73,12 @@ describe('deployment dispatch', () => {
     const stops = vi.spyOn(worker.supervisor, 'stop');
     await eventually('worker registered', async () => ((await client.get(`/v1/workers/${workerIds[0]}`)).body?.status === 'ALIVE' ? true : undefined));
 
+    // What GraphQL subscribers get: status changes on the tenant's Redis channel, from whichever instance moved it.
+    const subscriber = new Redis(config.WEIR_REDIS_URL);
+    const published: DeploymentStatusEvent[] = [];
+    subscriber.on('pmessage', (_pattern, _channel, message: string) => published.push(JSON.parse(message) as DeploymentStatusEvent));
+    await subscriber.psubscribe(eventChannel(config.WEIR_QUEUE_PREFIX, 'status', tenant.tenantId, '*'));
+
     const created = await client.post('/v1/deployments', { name: `wc-${run}`, bundleId, parallelism: { default: 1, operators: { counts: 2 } } });
     expect(created.status).toBe(201);
     const id = created.body.id as string;
@@ -100,6 +108,19 @@ describe('deployment dispatch', () => {
     const resumed = await waitForStatus(client, id, 'RUNNING');
     expect(resumed.runNo).toBe(2);
     expect(runs).toHaveBeenCalledTimes(2);
+    await eventually('status events', async () => (published.length >= 6 ? true : undefined));
+    // Two instances publish after their own commits: order by the transition time the events carry.
+    published.sort((a, b) => a.at - b.at);
+    expect(published.map((e) => [e.previousStatus, e.status])).toEqual([
+      ['CREATED', 'STARTING'],
+      ['STARTING', 'RUNNING'],
+      ['RUNNING', 'STOPPING'],
+      ['STOPPING', 'SUSPENDED'],
+      ['SUSPENDED', 'STARTING'],
+      ['STARTING', 'RUNNING'],
+    ]);
+    expect(published.every((e) => e.deploymentId === id && e.reason.length > 0)).toBe(true);
+    subscriber.disconnect();
 
     const history = await client.get(`/v1/deployments/${id}/history`);
     expect(history.status).toBe(200);

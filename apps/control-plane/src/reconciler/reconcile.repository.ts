@@ -61,8 +61,8 @@ export class ReconcileRepository {
       client,
       'insert run',
       `WITH next AS (UPDATE deployments SET run_no = run_no + 1, updated_at = now() WHERE id = $2 RETURNING run_no)
-       INSERT INTO deployment_runs (tenant_id, deployment_id, run_no, worker_id, bundle_id, subtasks, slots, started_reason)
-       SELECT $1, $2, next.run_no, $3, $4, $5, $6, $7 FROM next
+       INSERT INTO deployment_runs (tenant_id, deployment_id, run_no, worker_id, bundle_id, subtasks, slots, started_reason, placed_at)
+       SELECT $1, $2, next.run_no, $3, $4, $5, $6, $7, clock_timestamp() FROM next
        RETURNING ${RUN_COLUMNS}`,
       [d.tenantId, d.id, run.workerId, run.bundleId, JSON.stringify(run.subtasks), run.slots, run.reason.slice(0, 1000)],
     );
@@ -100,16 +100,22 @@ export class ReconcileRepository {
       WHERE id = $1 AND pending_parallelism IS NOT NULL`, [id]);
   }
 
-  /** Moves the observed status and records the transition with its reason. */
+  /**
+   * Moves the observed status and records the transition with its reason. Times are clock_timestamp(), not the
+   * transaction's start: this statement runs after the row was claimed, hence after the previous step committed,
+   * so status_changed_at, transition times and run placed_at times are ordered per deployment even across
+   * instances (driveToRunning tells the old run from the new one by them).
+   */
   async transition(client: PoolClient, d: Deployment, to: DeploymentStatus, reason: string): Promise<Date> {
     const rows = await q<{ at: Date; run_no: number }>(
       client,
       'transition deployment',
-      `WITH moved AS (
-         UPDATE deployments SET status = $2, status_reason = $3, status_changed_at = now(), updated_at = now()
+      `WITH t AS (SELECT clock_timestamp() AS at),
+       moved AS (
+         UPDATE deployments SET status = $2, status_reason = $3, status_changed_at = (SELECT at FROM t), updated_at = now()
          WHERE id = $1 RETURNING tenant_id, id, run_no)
-       INSERT INTO deployment_transitions (tenant_id, deployment_id, from_status, to_status, reason, run_no)
-       SELECT tenant_id, id, $4, $2, $3, NULLIF(run_no, 0) FROM moved
+       INSERT INTO deployment_transitions (tenant_id, deployment_id, from_status, to_status, reason, run_no, at)
+       SELECT tenant_id, id, $4, $2, $3, NULLIF(run_no, 0), (SELECT at FROM t) FROM moved
        RETURNING at, run_no`,
       [d.id, to, reason.slice(0, 1000), d.status],
     );
