@@ -1,5 +1,6 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import pino from 'pino';
+import { BundlesModule } from './bundles/bundles.module';
 import { CONTROL_PLANE_OPTIONS, ROOT_LOGGER, WEIR_CONFIG, type ControlPlaneOptions } from './control-plane-options';
 import { DeploymentsModule } from './deployments/deployments.module';
 import { GraphqlModule } from './graphql/graphql.module';
@@ -18,7 +19,7 @@ export class AppModule {
     return {
       module: AppModule,
       global: true,
-      imports: [InfrastructureModule, HealthModule, WorkersModule, TenancyModule, IdempotencyModule, MetricsModule, SlosModule, GraphqlModule, DeploymentsModule],
+      imports: [InfrastructureModule, HealthModule, WorkersModule, TenancyModule, IdempotencyModule, BundlesModule, MetricsModule, SlosModule, GraphqlModule, DeploymentsModule],
       providers: [
         { provide: CONTROL_PLANE_OPTIONS, useValue: options },
         { provide: WEIR_CONFIG, useValue: options.config },

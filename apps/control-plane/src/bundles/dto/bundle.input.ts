@@ -1,0 +1,31 @@
+import { z } from 'zod';
+import { pageQueryShape } from '../../pagination/page-query';
+
+const NAME = z.string().regex(/^[a-z0-9]([a-z0-9-]{0,62}[a-z0-9])?$/, 'must be a bundle name (a slug)');
+
+export const listBundlesQuerySchema = z.strictObject({ ...pageQueryShape, name: NAME.optional() });
+export const bundleIdParamsSchema = z.object({ id: z.string().regex(/^b[a-f0-9]{24}$/, 'is not a bundle id') });
+export const bundleVersionParamsSchema = z.object({
+  name: NAME,
+  version: z.string().min(1, 'must be a version').max(64, 'must be at most 64 characters'),
+});
+
+/** The list cursor holds the last (name, version). */
+export function encodeBundleKey(name: string, version: string): string {
+  return JSON.stringify([name, version]);
+}
+
+export function decodeBundleKey(after: string | undefined): readonly [string, string] | undefined {
+  if (after === undefined) return undefined;
+  const parsed = z.tuple([z.string(), z.string()]).safeParse(safeJson(after));
+  return parsed.success ? parsed.data : undefined;
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
