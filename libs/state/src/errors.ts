@@ -22,3 +22,8 @@ export class StateBackendClosedError extends Error {
 export class StateBackendConfigError extends Error {
   override readonly name = 'StateBackendConfigError';
 }
+
+/** A local checkpoint that cannot be taken or opened: missing or corrupt files, a directory already in use. */
+export class StateCheckpointError extends Error {
+  override readonly name = 'StateCheckpointError';
+}

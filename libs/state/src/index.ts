@@ -5,8 +5,18 @@ export {
   DEFAULT_CACHE_ENTRIES,
   type CreateStateBackendOptions,
 } from './backend/create-state-backend';
+export type {
+  CheckpointableStateBackend,
+  KeyGroupRange,
+  LocalCheckpoint,
+  LocalCheckpointFile,
+  StateBackendKind,
+} from './checkpoint/local-checkpoint';
+export { openStateBackendFromCheckpoint, type OpenFromCheckpointOptions } from './checkpoint/open-from-checkpoint';
+export { copyKeyGroups, type CopyKeyGroupsResult } from './checkpoint/copy-key-groups';
 export {
   InvalidStateRefError,
+  StateCheckpointError,
   StateBackendClosedError,
   StateBackendConfigError,
   StateImageError,

@@ -1,22 +1,29 @@
+import { mkdir, readdir } from 'node:fs/promises';
 import { WriteBackCache, type CacheEntry } from '../cache/write-back-cache';
+import type {
+  CheckpointableStateBackend,
+  KeyGroupRange,
+  LocalCheckpoint,
+  StateBackendKind,
+} from '../checkpoint/local-checkpoint';
 import {
   StateNotLoadedError,
-  type KeyedStateBackend,
   type KeyGroup,
   type PutOptions,
   type StateNamespace,
   type StateRef,
 } from '../contract';
-import { StateBackendClosedError } from '../errors';
+import { StateBackendClosedError, StateCheckpointError } from '../errors';
 import {
   idToStoreKey,
   keyGroupRange,
+  keyGroupsRange,
   namespaceRange,
   stateKeyId,
   userKeyOf,
 } from '../keys/key-layout';
 import { KeyGroupImageWriter, readKeyGroupImage } from '../snapshot/key-group-image';
-import type { OrderedStore, StoreWrite } from '../store/ordered-store';
+import type { OrderedStore, StoreEntry, StoreWrite } from '../store/ordered-store';
 import { decodeValue, encodeValue, isExpired, readExpiresAt } from '../values/value-codec';
 import { SerialQueue } from './serial-queue';
 
@@ -30,7 +37,18 @@ const RESTORE_BATCH_ENTRIES = 4096;
  * TTL cleanup is lazy: an expired value is invisible at once, and becomes a delete in the cache when something
  * meets it (get, flush, snapshot, entries); the next flush removes it from the store.
  */
-export class CachedStateBackend implements KeyedStateBackend {
+/** What `exclusive` hands out: the raw store, with the backend's queue held, for whole-range moves. */
+export interface ExclusiveStoreAccess {
+  /** Writes the cache's dirty entries first, so the store is the whole truth. */
+  flush(): Promise<void>;
+  /** Live (unexpired) entries of key groups `range`, in key order, in chunks. */
+  scan(range: KeyGroupRange): AsyncIterable<readonly StoreEntry[]>;
+  /** Drops key groups `range` from the cache and the store. */
+  clear(range: KeyGroupRange): Promise<void>;
+  write(entries: readonly StoreEntry[]): Promise<void>;
+}
+
+export class CachedStateBackend implements CheckpointableStateBackend {
   private readonly cache: WriteBackCache;
   private readonly queue = new SerialQueue();
   private closed = false;
@@ -39,6 +57,7 @@ export class CachedStateBackend implements KeyedStateBackend {
     private readonly store: OrderedStore,
     cacheEntries: number,
     private readonly clock: () => number,
+    readonly kind: StateBackendKind = 'memory',
   ) {
     this.cache = new WriteBackCache(cacheEntries);
   }
@@ -157,6 +176,43 @@ export class CachedStateBackend implements KeyedStateBackend {
       this.cache.dropKeyGroup(keyGroup);
       await this.store.deleteRange(keyGroupRange(keyGroup));
     });
+  }
+
+  async checkpoint(dir: string): Promise<LocalCheckpoint> {
+    this.checkOpen();
+    const store = this.store;
+    if (store.checkpoint === undefined) throw new StateCheckpointError(`the ${this.kind} store cannot be checkpointed`);
+    await mkdir(dir, { recursive: true });
+    if ((await readdir(dir)).length > 0) throw new StateCheckpointError(`checkpoint directory ${dir} is not empty`);
+    return this.queue.run(async () => {
+      await this.flushNow();
+      const files = await store.checkpoint!(dir);
+      return { kind: this.kind, dir, files };
+    });
+  }
+
+  /** Runs `task` with this backend's queue held and raw access to its store (copying key groups between backends). */
+  exclusive<T>(task: (access: ExclusiveStoreAccess) => Promise<T>): Promise<T> {
+    this.checkOpen();
+    const store = this.store;
+    const clock = this.clock;
+    const cache = this.cache;
+    return this.queue.run(() =>
+      task({
+        flush: () => this.flushNow(),
+        async *scan(range) {
+          const now = clock();
+          for await (const chunk of store.scan(keyGroupsRange(range))) {
+            yield chunk.filter(({ value }) => !isExpired(readExpiresAt(value), now));
+          }
+        },
+        async clear(range) {
+          cache.dropKeyGroups(range.start, range.end);
+          await store.deleteRange(keyGroupsRange(range));
+        },
+        write: (entries) => store.writeBatch(entries.map(({ key, value }): StoreWrite => ({ kind: 'put', key, value }))),
+      }),
+    );
   }
 
   /** Flushes dirty state, then closes the store. */

@@ -1,6 +1,7 @@
 import { CachedStateBackend } from './cached-state-backend';
 import { StateBackendConfigError } from '../errors';
-import type { KeyedStateBackend, StateBackendOptions } from '../contract';
+import type { CheckpointableStateBackend } from '../checkpoint/local-checkpoint';
+import type { StateBackendOptions } from '../contract';
 import { MemoryStore } from '../store/memory-store';
 import { RocksStore } from '../store/rocks-store';
 
@@ -13,8 +14,11 @@ export interface CreateStateBackendOptions extends StateBackendOptions {
 
 export const DEFAULT_CACHE_ENTRIES = 100_000;
 
-/** Opens a keyed state backend. The LSM backend creates its directory, or reopens the state already in it. */
-export async function createStateBackend(options: CreateStateBackendOptions): Promise<KeyedStateBackend> {
+/**
+ * Opens a keyed state backend. The LSM backend creates its directory, or reopens the state already in it. Both
+ * kinds can write local checkpoints (`checkpoint(dir)`) beyond the engine's KeyedStateBackend contract.
+ */
+export async function createStateBackend(options: CreateStateBackendOptions): Promise<CheckpointableStateBackend> {
   const cacheEntries = options.cacheEntries ?? DEFAULT_CACHE_ENTRIES;
   if (!Number.isInteger(cacheEntries) || cacheEntries < 0) {
     throw new StateBackendConfigError(`cacheEntries must be a non-negative integer, got ${cacheEntries}`);
@@ -22,10 +26,10 @@ export async function createStateBackend(options: CreateStateBackendOptions): Pr
   const clock = options.clock ?? Date.now;
   switch (options.kind) {
     case 'memory':
-      return new CachedStateBackend(new MemoryStore(), cacheEntries, clock);
+      return new CachedStateBackend(new MemoryStore(), cacheEntries, clock, 'memory');
     case 'lsm': {
       if (!options.path) throw new StateBackendConfigError('the lsm state backend needs a path');
-      return new CachedStateBackend(await RocksStore.open(options.path), cacheEntries, clock);
+      return new CachedStateBackend(await RocksStore.open(options.path), cacheEntries, clock, 'lsm');
     }
     default:
       throw new StateBackendConfigError(`unknown state backend kind ${String((options as { kind: unknown }).kind)}`);

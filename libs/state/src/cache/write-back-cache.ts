@@ -140,8 +140,14 @@ export class WriteBackCache {
 
   /** Drops every entry of one key group, dirty ones included (restore and drop replace the key group). */
   dropKeyGroup(keyGroup: KeyGroup): void {
+    this.dropKeyGroups(keyGroup, keyGroup);
+  }
+
+  /** Drops every entry of key groups `first..last` (inclusive) in one pass over the cache. */
+  dropKeyGroups(first: KeyGroup, last: KeyGroup): void {
     for (const [id, entry] of this.entries) {
-      if (keyGroupOfId(id) !== keyGroup) continue;
+      const keyGroup = keyGroupOfId(id);
+      if (keyGroup < first || keyGroup > last) continue;
       this.entries.delete(id);
       entry.dirty = false;
     }

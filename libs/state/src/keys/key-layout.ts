@@ -129,6 +129,14 @@ export function keyGroupRange(keyGroup: KeyGroup): KeyRange {
   return { gte, lt: prefixSuccessor(gte) };
 }
 
+/** Every key of key groups `start..end` (inclusive): contiguous, because the key group leads. */
+export function keyGroupsRange(range: { readonly start: KeyGroup; readonly end: KeyGroup }): KeyRange {
+  checkKeyGroup(range.start);
+  checkKeyGroup(range.end);
+  if (range.end < range.start) throw new InvalidStateRefError(`key group range ${range.start}..${range.end} is empty`);
+  return { gte: keyGroupRange(range.start).gte, lt: keyGroupRange(range.end).lt };
+}
+
 /** Every key of one namespace in one key group. */
 export function namespaceRange(keyGroup: KeyGroup, namespace: StateNamespace): KeyRange {
   checkKeyGroup(keyGroup);

@@ -1,6 +1,10 @@
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { LocalCheckpointFile } from '../checkpoint/local-checkpoint';
+import { STORE_IMAGE_FILE, writeStoreImage } from '../checkpoint/store-image';
 import { StateBackendClosedError } from '../errors';
 import type { KeyRange } from '../keys/key-layout';
-import { SCAN_CHUNK_ENTRIES, type OrderedStore, type StoreEntry, type StoreWrite } from './ordered-store';
+import { SCAN_CHUNK_ENTRIES, WHOLE_STORE, type OrderedStore, type StoreEntry, type StoreWrite } from './ordered-store';
 
 /**
  * In-memory ordered store. Point reads and writes go to a hash map keyed by the key's latin1 string (which orders
@@ -60,6 +64,16 @@ export class MemoryStore implements OrderedStore {
     for (let i = from; i < to; i++) this.values.delete(this.sortedKeys[i]);
     // A new array rather than splice: a scan in progress keeps iterating the index it started with.
     this.sortedKeys = this.sortedKeys.slice(0, from).concat(this.sortedKeys.slice(to));
+  }
+
+  /** One image file of every key group (the memory backend is for small state: the image is built in memory). */
+  async checkpoint(dir: string): Promise<LocalCheckpointFile[]> {
+    const entries: StoreEntry[] = [];
+    for await (const chunk of this.scan(WHOLE_STORE)) for (const entry of chunk) entries.push(entry);
+    const image = writeStoreImage(entries);
+    const path = join(dir, STORE_IMAGE_FILE);
+    await writeFile(path, image);
+    return [{ name: STORE_IMAGE_FILE, path, size: image.length }];
   }
 
   async close(): Promise<void> {

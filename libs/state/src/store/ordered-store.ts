@@ -1,3 +1,4 @@
+import type { LocalCheckpointFile } from '../checkpoint/local-checkpoint';
 import type { KeyRange } from '../keys/key-layout';
 
 /**
@@ -13,8 +14,16 @@ export interface OrderedStore {
   scan(range: KeyRange): AsyncIterable<readonly StoreEntry[]>;
   /** Removes every key of `range`; keys outside it are untouched. */
   deleteRange(range: KeyRange): Promise<void>;
+  /**
+   * Writes a consistent copy of the whole store as files into the existing, empty directory `dir` (stores that can
+   * be checkpointed: memory and RocksDB). Writes issued meanwhile wait; the backend calls it with its queue held.
+   */
+  checkpoint?(dir: string): Promise<LocalCheckpointFile[]>;
   close(): Promise<void>;
 }
+
+/** Every store key: key groups are ≤ 0x7fff, so every key starts with a byte < 0x80. */
+export const WHOLE_STORE: KeyRange = { gte: Buffer.alloc(0), lt: Buffer.from([0x80]) };
 
 export type StoreWrite =
   | { readonly kind: 'put'; readonly key: Buffer; readonly value: Buffer }

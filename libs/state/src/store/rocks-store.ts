@@ -1,4 +1,6 @@
 import RocksDB from 'rocksdb-native';
+import type { LocalCheckpointFile } from '../checkpoint/local-checkpoint';
+import { linkRocksFiles } from '../checkpoint/rocks-files';
 import type { KeyRange } from '../keys/key-layout';
 import { SCAN_CHUNK_ENTRIES, type OrderedStore, type StoreEntry, type StoreWrite } from './ordered-store';
 
@@ -8,13 +10,32 @@ import { SCAN_CHUNK_ENTRIES, type OrderedStore, type StoreEntry, type StoreWrite
  * deleteRange writes one range tombstone, so dropping a key group costs O(1) however much state it holds.
  */
 export class RocksStore implements OrderedStore {
-  private constructor(private readonly db: RocksDB) {}
+  private constructor(
+    private readonly db: RocksDB,
+    private readonly path: string,
+  ) {}
 
   static async open(path: string): Promise<RocksStore> {
     // Two background jobs: workers share two cores with the engine's own thread.
     const db = new RocksDB(path, { maxBackgroundJobs: 2 });
     await db.ready();
-    return new RocksStore(db);
+    return new RocksStore(db, path);
+  }
+
+  /**
+   * RocksDB has no checkpoint call in rocksdb-native, so this is its Checkpoint::CreateCheckpoint by hand: flush the
+   * memtable into an SST, suspend (background flushes, compactions and file deletions pause; new reads and writes
+   * queue in JS), hard-link the SSTs and copy CURRENT/MANIFEST/OPTIONS, resume. The hard links keep the SSTs alive
+   * after compaction deletes them from the live directory.
+   */
+  async checkpoint(dir: string): Promise<LocalCheckpointFile[]> {
+    await this.db.flush();
+    await this.db.suspend();
+    try {
+      return await linkRocksFiles(this.path, dir);
+    } finally {
+      await this.db.resume();
+    }
   }
 
   async getMany(keys: readonly Buffer[]): Promise<(Buffer | undefined)[]> {
