@@ -114,6 +114,11 @@ describe('GraphQL subscriptions over graphql-ws', () => {
     // More updates keep flowing to both instances' subscribers.
     await Promise.all([first.next(), second.next()]);
 
+    // Either instance's /metrics renders the fleet's live snapshots (from Redis), labelled by ids only.
+    const scraped = await (await fetch(`${one.url}/metrics`)).text();
+    expect(scraped).toContain(`weir_records_in_per_second{tenant="${tenantA.tenantId}",job="${deploymentA}",operator="window",subtask="1"} 1000`);
+    expect(scraped).not.toContain('user-1');
+
     // Tenant B guessing A's deployment id is told it does not exist, and its own deployment got none of A's data.
     await eventually('the guessed subscription to be refused', async () => (guessed.errors.length ? true : undefined));
     expect(JSON.stringify(guessed.errors)).toContain('NOT_FOUND');

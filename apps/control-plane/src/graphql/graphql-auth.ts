@@ -1,8 +1,9 @@
 import { createParamDecorator, type ExecutionContext } from '@nestjs/common';
 import { GqlExecutionContext } from '@nestjs/graphql';
-import { GraphQLError } from 'graphql';
+import type { GraphQLError } from 'graphql';
 import type { ApiKeyAuthenticator, Principal, Scope } from '../tenancy';
 import { UnauthorizedProblem } from '../tenancy';
+import { graphqlRuntime } from './graphql-runtime';
 
 /** What every resolver's context holds: the caller, or why there is none. */
 export interface GraphqlContext {
@@ -21,7 +22,7 @@ export function tokenOf(value: unknown, allowBare: boolean): string | undefined 
 }
 
 export function unauthenticated(message: string): GraphQLError {
-  return new GraphQLError(message, { extensions: { code: 'UNAUTHENTICATED', http: { status: 401 } } });
+  return new graphqlRuntime.GraphQLError(message, { extensions: { code: 'UNAUTHENTICATED', http: { status: 401 } } });
 }
 
 /**
@@ -43,7 +44,7 @@ export const Caller = createParamDecorator((scope: Scope, ctx: ExecutionContext)
   const context = GqlExecutionContext.create(ctx).getContext<GraphqlContext>();
   if (!context.principal) throw context.authError ?? unauthenticated('Missing API key');
   if (!context.principal.scopes.includes(scope)) {
-    throw new GraphQLError(`This field needs an API key with the '${scope}' scope; this key has ${context.principal.scopes.join(', ')}`, {
+    throw new graphqlRuntime.GraphQLError(`This field needs an API key with the '${scope}' scope; this key has ${context.principal.scopes.join(', ')}`, {
       extensions: { code: 'FORBIDDEN', http: { status: 403 } },
     });
   }

@@ -1,9 +1,10 @@
 import { HttpException } from '@nestjs/common';
 import { unwrapResolverError } from '@apollo/server/errors';
 import { DatabaseUnavailableError } from '@weir/db';
-import { GraphQLError, type GraphQLFormattedError } from 'graphql';
+import type { GraphQLError, GraphQLFormattedError } from 'graphql';
 import type { Logger } from 'pino';
 import { ProblemException } from '../problems/problem.exception';
+import { graphqlRuntime } from './graphql-runtime';
 
 const CODE_BY_STATUS: Record<number, string> = {
   400: 'BAD_USER_INPUT',
@@ -43,7 +44,7 @@ export function formatGraphqlError(logger: Logger): (formatted: GraphQLFormatted
     if (original instanceof DatabaseUnavailableError) {
       return { ...base, message: 'A service the control plane depends on is unavailable; retry later', extensions: { code: 'SERVICE_UNAVAILABLE', status: 503 } };
     }
-    if (original instanceof GraphQLError) {
+    if (original instanceof graphqlRuntime.GraphQLError) {
       // Parse, validation and coercion errors, and the ones resolvers raise on purpose: their message is for the caller.
       const { stacktrace: _stack, http: _http, ...extensions } = (formatted.extensions ?? {}) as Record<string, unknown>;
       return { ...base, extensions: { code: 'INTERNAL_SERVER_ERROR', ...extensions } };

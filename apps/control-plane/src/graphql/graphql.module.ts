@@ -2,6 +2,7 @@ import { ApolloDriver, type ApolloDriverConfig } from '@nestjs/apollo';
 import { Module } from '@nestjs/common';
 import { GraphQLModule } from '@nestjs/graphql';
 import { ROOT_LOGGER } from '../control-plane-options';
+import { DeploymentsModule } from '../deployments/deployments.module';
 import { SlosModule } from '../slos/slos.module';
 import { ApiKeyAuthenticator } from '../tenancy';
 import { WorkersModule } from '../workers/workers.module';
@@ -20,6 +21,7 @@ export { GRAPHQL_PATH, WS_TRY_AGAIN_LATER, WS_UNAUTHORIZED } from './graphql-opt
   imports: [
     EventsModule,
     WorkersModule,
+    DeploymentsModule,
     SlosModule,
     GraphQLModule.forRootAsync<ApolloDriverConfig>({
       driver: ApolloDriver,

@@ -30,9 +30,12 @@ export class HttpMetricsMiddleware implements NestMiddleware {
   }
 }
 
+/** The path this middleware is mounted on: a request that matched nothing else still carries it as its route. */
+export const ALL_ROUTES = '{*path}';
+
 function routeOf(req: Request): string {
   const route = req.route?.path;
-  if (typeof route === 'string') return `${req.baseUrl}${route}`;
+  if (typeof route === 'string' && route !== `/${ALL_ROUTES}`) return `${req.baseUrl}${route}`;
   // Mounted handlers (Apollo at /graphql) have no route, only the mount path.
   if (req.baseUrl) return req.baseUrl;
   return 'unmatched';

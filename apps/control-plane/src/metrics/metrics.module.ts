@@ -1,6 +1,6 @@
 import { Global, Module, RequestMethod, type MiddlewareConsumer, type NestModule } from '@nestjs/common';
 import { ControlPlaneMetrics } from './control-plane-metrics';
-import { HttpMetricsMiddleware } from './http-metrics.middleware';
+import { ALL_ROUTES, HttpMetricsMiddleware } from './http-metrics.middleware';
 import { MetricsIngestor } from './metrics-ingestor';
 import { MetricsPublisher } from './metrics-publisher';
 import { MetricsStore } from './metrics-store';
@@ -19,6 +19,6 @@ import { PrometheusController } from './prometheus.controller';
 })
 export class MetricsModule implements NestModule {
   configure(consumer: MiddlewareConsumer): void {
-    consumer.apply(HttpMetricsMiddleware).forRoutes({ path: '{*path}', method: RequestMethod.ALL });
+    consumer.apply(HttpMetricsMiddleware).forRoutes({ path: ALL_ROUTES, method: RequestMethod.ALL });
   }
 }

@@ -1,7 +1,8 @@
+import { DeploymentsResolver } from './deployments.resolver';
 import { SlosResolver } from './slos.resolver';
 import { SubscriptionsResolver } from './subscriptions.resolver';
 import { TenantResolver } from './tenant.resolver';
 import { WorkersResolver } from './workers.resolver';
 
 /** Every resolver of the schema: the module provides them, the schema generator builds the SDL from them. */
-export const GRAPHQL_RESOLVERS = [WorkersResolver, TenantResolver, SlosResolver, SubscriptionsResolver];
+export const GRAPHQL_RESOLVERS = [WorkersResolver, TenantResolver, DeploymentsResolver, SlosResolver, SubscriptionsResolver];

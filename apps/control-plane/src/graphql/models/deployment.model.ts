@@ -1,0 +1,143 @@
+import { Field, ID, InputType, Int, ObjectType, registerEnumType } from '@nestjs/graphql';
+import { DEPLOYMENT_STATUSES, DESIRED_STATES, UPGRADE_MODES, type Deployment, type Parallelism } from '../../deployments/deployment';
+
+export enum DeploymentStatusEnum {
+  CREATED = 'CREATED',
+  STARTING = 'STARTING',
+  RUNNING = 'RUNNING',
+  RESCALING = 'RESCALING',
+  RECOVERING = 'RECOVERING',
+  UPGRADING = 'UPGRADING',
+  STOPPING = 'STOPPING',
+  SUSPENDED = 'SUSPENDED',
+  FAILED = 'FAILED',
+  FINISHED = 'FINISHED',
+  CANCELLED = 'CANCELLED',
+}
+registerEnumType(DeploymentStatusEnum, { name: 'DeploymentStatus', description: 'The observed status the reconciler drives.' });
+
+export enum DesiredStateEnum {
+  RUNNING = 'RUNNING',
+  SUSPENDED = 'SUSPENDED',
+  CANCELLED = 'CANCELLED',
+}
+registerEnumType(DesiredStateEnum, { name: 'DesiredState' });
+
+export enum UpgradeModeEnum {
+  stateless = 'stateless',
+  savepoint = 'savepoint',
+  last_state = 'last-state',
+}
+registerEnumType(UpgradeModeEnum, { name: 'UpgradeMode' });
+
+// Compile-time: the GraphQL enums list exactly the deployments' values.
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : never) : never;
+const _enums: [
+  Same<`${DeploymentStatusEnum}`, (typeof DEPLOYMENT_STATUSES)[number]>,
+  Same<`${DesiredStateEnum}`, (typeof DESIRED_STATES)[number]>,
+  Same<`${UpgradeModeEnum}`, (typeof UPGRADE_MODES)[number]>,
+] = [true, true, true];
+void _enums;
+
+@ObjectType('OperatorParallelism')
+export class OperatorParallelismModel {
+  @Field() operatorId!: string;
+  @Field(() => Int) parallelism!: number;
+}
+
+@ObjectType('Parallelism', { description: 'Per-operator parallelism; operators not listed run at `default`.' })
+export class ParallelismModel {
+  @Field(() => Int) default!: number;
+  @Field(() => [OperatorParallelismModel]) operators!: OperatorParallelismModel[];
+
+  static from(p: Parallelism): ParallelismModel {
+    return { default: p.default, operators: Object.entries(p.operators).map(([operatorId, parallelism]) => ({ operatorId, parallelism })) };
+  }
+}
+
+@ObjectType('PendingUpgrade')
+export class PendingUpgradeModel {
+  @Field() bundleId!: string;
+  @Field(() => UpgradeModeEnum) mode!: UpgradeModeEnum;
+  @Field() requestedAt!: Date;
+}
+
+@ObjectType('TopicBinding', { description: "A job's logical topic name and the Kafka topic it is bound to (under t.<tenantId>.)." })
+export class TopicBindingModel {
+  @Field() name!: string;
+  @Field() topic!: string;
+}
+
+@ObjectType('Deployment', { description: "A tenant's running (or resting) job: desired state beside observed status." })
+export class DeploymentModel {
+  @Field(() => ID, { description: 'Also the job id its metrics carry' }) id!: string;
+  @Field() name!: string;
+  @Field() bundleId!: string;
+  @Field(() => ParallelismModel) parallelism!: ParallelismModel;
+  @Field(() => [TopicBindingModel]) topics!: TopicBindingModel[];
+  @Field(() => DesiredStateEnum) desiredState!: DesiredStateEnum;
+  @Field(() => DeploymentStatusEnum) status!: DeploymentStatusEnum;
+  @Field({ description: 'Why the status is what it is' }) statusReason!: string;
+  @Field(() => PendingUpgradeModel, { nullable: true }) pendingUpgrade!: PendingUpgradeModel | null;
+  @Field(() => ParallelismModel, { nullable: true, description: 'A parallelism change not yet applied' }) pendingParallelism!: ParallelismModel | null;
+  @Field(() => Int, { description: 'Number of the latest run (0: never started)' }) runNo!: number;
+  @Field() createdAt!: Date;
+  @Field() updatedAt!: Date;
+  @Field() statusChangedAt!: Date;
+
+  static from(d: Deployment): DeploymentModel {
+    return {
+      id: d.id,
+      name: d.name,
+      bundleId: d.bundleId,
+      parallelism: ParallelismModel.from(d.parallelism),
+      topics: Object.entries(d.config.topics ?? {}).map(([name, topic]) => ({ name, topic })),
+      desiredState: d.desiredState as DesiredStateEnum,
+      status: d.status as DeploymentStatusEnum,
+      statusReason: d.statusReason,
+      pendingUpgrade: d.pendingUpgrade
+        ? { bundleId: d.pendingUpgrade.bundleId, mode: d.pendingUpgrade.mode as UpgradeModeEnum, requestedAt: new Date(d.pendingUpgrade.requestedAt) }
+        : null,
+      pendingParallelism: d.pendingParallelism ? ParallelismModel.from(d.pendingParallelism) : null,
+      runNo: d.runNo,
+      createdAt: d.createdAt,
+      updatedAt: d.updatedAt,
+      statusChangedAt: d.statusChangedAt,
+    };
+  }
+}
+
+@ObjectType()
+export class DeploymentPage {
+  @Field(() => [DeploymentModel]) items!: DeploymentModel[];
+  @Field(() => String, { nullable: true }) nextCursor!: string | null;
+}
+
+@InputType('OperatorParallelismInput')
+export class OperatorParallelismInput {
+  @Field() operatorId!: string;
+  @Field(() => Int) parallelism!: number;
+}
+
+@InputType('ParallelismInput', { description: 'Omitted parts keep the bundle defaults (or the current values).' })
+export class ParallelismInputModel {
+  @Field(() => Int, { nullable: true }) default?: number;
+  @Field(() => [OperatorParallelismInput], { nullable: true }) operators?: OperatorParallelismInput[];
+}
+
+@InputType('TopicBindingInput')
+export class TopicBindingInput {
+  @Field() name!: string;
+  @Field() topic!: string;
+}
+
+@InputType('CreateDeploymentInput', { description: 'As POST /v1/deployments: give bundleId, or bundleName and bundleVersion.' })
+export class CreateDeploymentInputModel {
+  @Field() name!: string;
+  @Field({ nullable: true }) bundleId?: string;
+  @Field({ nullable: true }) bundleName?: string;
+  @Field({ nullable: true }) bundleVersion?: string;
+  @Field(() => ParallelismInputModel, { nullable: true }) parallelism?: ParallelismInputModel;
+  @Field(() => [TopicBindingInput], { nullable: true }) topics?: TopicBindingInput[];
+  @Field(() => DesiredStateEnum, { nullable: true, description: 'RUNNING (default) or SUSPENDED' }) desiredState?: DesiredStateEnum;
+}

@@ -1,0 +1,120 @@
+import { Args, ID, Int, Mutation, Parent, Query, ResolveField, Resolver } from '@nestjs/graphql';
+import { z } from 'zod';
+import { DEPLOYMENT_STATUSES } from '../../deployments/deployment';
+import { DeploymentsService } from '../../deployments/deployments.service';
+import { createDeploymentBody, deploymentIdParams, patchDeploymentBody, upgradeDeploymentBody } from '../../deployments/dto/deployment-input';
+import type { DeploymentMetrics } from '../../metrics/deployment-metrics';
+import { MetricsStore } from '../../metrics/metrics-store';
+import { SlosService } from '../../slos/slos.service';
+import type { Principal } from '../../tenancy';
+import { Caller } from '../graphql-auth';
+import { pageArgsSchema, parseArgs } from '../graphql-args';
+import {
+  CreateDeploymentInputModel,
+  DeploymentModel,
+  DeploymentPage,
+  DeploymentStatusEnum,
+  DesiredStateEnum,
+  ParallelismInputModel,
+  UpgradeModeEnum,
+} from '../models/deployment.model';
+import { DeploymentMetricsModel } from '../models/metrics.model';
+import { SloModel } from '../models/slo.model';
+
+const listArgs = pageArgsSchema.extend({ status: z.enum(DEPLOYMENT_STATUSES).nullish().transform((s) => s ?? undefined) });
+
+/** Deployments over GraphQL: DeploymentsService does the work (validation, quotas, reconciler), as for REST. */
+@Resolver(() => DeploymentModel)
+export class DeploymentsResolver {
+  constructor(
+    private readonly deploymentService: DeploymentsService,
+    private readonly metricsStore: MetricsStore,
+    private readonly sloService: SlosService,
+  ) {}
+
+  @Query(() => DeploymentModel, { description: 'One deployment; NOT_FOUND if the tenant has none with this id.' })
+  async deployment(@Caller('read') principal: Principal, @Args('id', { type: () => ID }) id: string): Promise<DeploymentModel> {
+    return DeploymentModel.from(await this.deploymentService.get(principal.tenantId, this.id(id)));
+  }
+
+  @Query(() => DeploymentPage, { description: "The tenant's deployments in id order." })
+  async deployments(
+    @Caller('read') principal: Principal,
+    @Args('limit', { type: () => Int, nullable: true, description: '1-200, default 50' }) limit?: number,
+    @Args('cursor', { type: () => String, nullable: true }) cursor?: string,
+    @Args('status', { type: () => DeploymentStatusEnum, nullable: true }) status?: DeploymentStatusEnum,
+  ): Promise<DeploymentPage> {
+    const args = parseArgs(listArgs, { limit, cursor, status });
+    const page = await this.deploymentService.list(principal.tenantId, args.limit, args.cursor, args.status);
+    return { items: page.items.map(DeploymentModel.from), nextCursor: page.nextCursor };
+  }
+
+  @ResolveField(() => DeploymentMetricsModel, {
+    nullable: true,
+    description: 'The latest merged metrics (null while no subtask of it reports); subscribe to deploymentMetrics for pushes.',
+  })
+  async metrics(@Caller('read') principal: Principal, @Parent() deployment: DeploymentModel): Promise<DeploymentMetricsModel | null> {
+    const json = await this.metricsStore.readLatest(principal.tenantId, deployment.id);
+    return json ? DeploymentMetricsModel.from(JSON.parse(json) as DeploymentMetrics) : null;
+  }
+
+  @ResolveField(() => [SloModel], { description: "The deployment's latency SLOs (at most 200)." })
+  async slos(@Caller('read') principal: Principal, @Parent() deployment: DeploymentModel): Promise<SloModel[]> {
+    return (await this.sloService.list(principal.tenantId, 200, undefined, deployment.id)).items.map(SloModel.from);
+  }
+
+  @Mutation(() => DeploymentModel, { description: 'Create a deployment (write scope); the reconciler starts it unless SUSPENDED.' })
+  async createDeployment(@Caller('write') principal: Principal, @Args('input') input: CreateDeploymentInputModel): Promise<DeploymentModel> {
+    const body = parseArgs(createDeploymentBody, {
+      name: input.name,
+      ...(input.bundleId ? { bundleId: input.bundleId } : {}),
+      ...(input.bundleName || input.bundleVersion ? { bundle: { name: input.bundleName, version: input.bundleVersion } } : {}),
+      ...(input.parallelism ? { parallelism: parallelismBody(input.parallelism) } : {}),
+      ...(input.topics ? { config: { topics: Object.fromEntries(input.topics.map((t) => [t.name, t.topic])) } } : {}),
+      ...(input.desiredState ? { desiredState: input.desiredState } : {}),
+    });
+    return DeploymentModel.from(await this.deploymentService.create(principal, body));
+  }
+
+  @Mutation(() => DeploymentModel, { description: 'RUNNING resumes, SUSPENDED suspends, CANCELLED cancels (write scope).' })
+  async setDeploymentDesiredState(
+    @Caller('write') principal: Principal,
+    @Args('id', { type: () => ID }) id: string,
+    @Args('desiredState', { type: () => DesiredStateEnum }) desiredState: DesiredStateEnum,
+  ): Promise<DeploymentModel> {
+    const body = parseArgs(patchDeploymentBody, { desiredState });
+    return DeploymentModel.from(await this.deploymentService.patch(principal.tenantId, this.id(id), body));
+  }
+
+  @Mutation(() => DeploymentModel, { description: 'Change the parallelism (write scope); quotas apply.' })
+  async rescaleDeployment(
+    @Caller('write') principal: Principal,
+    @Args('id', { type: () => ID }) id: string,
+    @Args('parallelism', { type: () => ParallelismInputModel }) parallelism: ParallelismInputModel,
+  ): Promise<DeploymentModel> {
+    const body = parseArgs(patchDeploymentBody, { parallelism: parallelismBody(parallelism) });
+    return DeploymentModel.from(await this.deploymentService.patch(principal.tenantId, this.id(id), body));
+  }
+
+  @Mutation(() => DeploymentModel, { description: 'Upgrade to another version of the same bundle (write scope).' })
+  async upgradeDeployment(
+    @Caller('write') principal: Principal,
+    @Args('id', { type: () => ID }) id: string,
+    @Args('bundleId') bundleId: string,
+    @Args('mode', { type: () => UpgradeModeEnum }) mode: UpgradeModeEnum,
+  ): Promise<DeploymentModel> {
+    const body = parseArgs(upgradeDeploymentBody, { bundleId, mode });
+    return DeploymentModel.from(await this.deploymentService.upgrade(principal.tenantId, this.id(id), body));
+  }
+
+  private id(id: string): string {
+    return parseArgs(deploymentIdParams, { id }).id;
+  }
+}
+
+function parallelismBody(p: ParallelismInputModel): Record<string, unknown> {
+  return {
+    ...(p.default !== undefined && p.default !== null ? { default: p.default } : {}),
+    ...(p.operators ? { operators: Object.fromEntries(p.operators.map((o) => [o.operatorId, o.parallelism])) } : {}),
+  };
+}
