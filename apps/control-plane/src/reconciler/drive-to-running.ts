@@ -61,6 +61,7 @@ async function watchNewRun(ctx: ReconcileContext, run: DeploymentRun): Promise<N
     default: {
       const refused = await actions.runFailure(run);
       if (refused) {
+        await actions.stopRun(run, 'refused: releasing what the worker holds of it');
         await actions.endRun(run, 'FAILED', refused);
         return goTo('FAILED', `run ${run.runNo}: worker ${run.workerId} refused it: ${refused}`);
       }

@@ -142,7 +142,7 @@ describe('STARTING', () => {
     actions.refused = 'bundle sha256 mismatch';
     const { next, calls } = await step('STARTING', { run: run(), actions });
     expect(next).toEqual({ kind: 'transition', to: 'FAILED', reason: 'run 1: worker w1 refused it: bundle sha256 mismatch' });
-    expect(calls).toEqual(['end 1 FAILED']);
+    expect(calls).toEqual(['stop 1', 'end 1 FAILED']);
   });
 
   it('goes FAILED when the run is not reported within the start timeout', async () => {
