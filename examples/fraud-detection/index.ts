@@ -1,0 +1,15 @@
+export { default } from './job';
+export {
+  buildFraudJob,
+  defineFraudJob,
+  fraudRuleLimits,
+  tenantFraudTopics,
+  DEFAULT_MAX_WINDOW_MS,
+  DEMO_TOPICS,
+  OPERATOR_IDS,
+  type FraudJobIo,
+  type FraudJobSettings,
+  type FraudJobTopics,
+} from './job';
+export type { Alert, RuleAck, RuledTransaction, RouterOutput } from './messages';
+export { checkTransaction, TransactionFormatError, TRANSACTION_FIELDS, type Transaction } from './transaction';

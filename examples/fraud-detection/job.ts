@@ -1,0 +1,133 @@
+/**
+ * The fraud-detection reference job (dynamic rules, in the spirit of Flink's fraud-detection demo):
+ *
+ *   transactions ─► check ─► keyBy(txId) ─┬─ connect(rules) ─► route: one record per ACTIVE rule, keyed by the
+ *   rules ─► broadcast ───────────────────┘                    rule's grouping keys, stamped with its version
+ *        ├─► acks (which subtask applied which rule version) ◄─┤
+ *        └─────────────────────► keyBy(ruleId|key) ─ connect(rules) ─► evaluate in event time ─► alerts
+ *
+ * Topics are parameters: buildFraudJob() for any topics (e.g. a tenant's `t.<tenantId>.…`), the default export for
+ * the demo topics. Design: docs/fraud-detection.md.
+ */
+import {
+  defineJob,
+  json,
+  kafkaSink,
+  kafkaSource,
+  type JobDefinition,
+  type SinkSpec,
+  type SourceSpec,
+} from '@weir/engine';
+import type { RuleLimits } from '@weir/rules';
+import type { Alert, RuleAck, RuledTransaction } from './messages';
+import { evaluatorKey, ruleEvaluator } from './rule-evaluator';
+import { ruleRouter } from './rule-router';
+import { checkTransaction, TRANSACTION_FIELDS, type Transaction } from './transaction';
+
+/** Operator ids are part of the state format: keep them across versions of the job. */
+export const OPERATOR_IDS = {
+  transactions: 'transactions',
+  rules: 'rules',
+  check: 'checked-transactions',
+  route: 'route-by-rule',
+  evaluate: 'evaluate-rules',
+  alerts: 'alerts',
+  acks: 'rule-acks',
+} as const;
+
+export interface FraudJobSettings {
+  /** The longest rule window accepted; rules asking for more are rejected (acknowledged as such). */
+  readonly maxWindowMs: number;
+  /** Bounded out-of-orderness of the transactions' event time. Default 500 ms. */
+  readonly maxOutOfOrdernessMs?: number;
+  /** A transactions partition silent this long stops holding event time back. Default 5 s. */
+  readonly idleTimeoutMs?: number;
+  /** Width of the event-time buckets windows are stored in. Default 1 s. */
+  readonly bucketMs?: number;
+  readonly name?: string;
+  readonly maxParallelism?: number;
+}
+
+/** Where the job reads and writes; Kafka for deployments, memory for the test driver. */
+export interface FraudJobIo {
+  readonly transactions: SourceSpec<Transaction>;
+  readonly rules: SourceSpec<unknown>;
+  readonly alerts: SinkSpec<Alert>;
+  readonly ruleAcks: SinkSpec<RuleAck>;
+}
+
+export interface FraudJobTopics {
+  readonly transactionsTopic: string;
+  readonly rulesTopic: string;
+  readonly alertsTopic: string;
+  readonly ruleAcksTopic: string;
+}
+
+/** A tenant's topics, under the platform's `t.<tenantId>.` prefix. */
+export function tenantFraudTopics(tenantId: string): FraudJobTopics {
+  const prefix = `t.${tenantId}.`;
+  return {
+    transactionsTopic: `${prefix}transactions`,
+    rulesTopic: `${prefix}rules`,
+    alertsTopic: `${prefix}alerts`,
+    ruleAcksTopic: `${prefix}rule-acks`,
+  };
+}
+
+export const DEMO_TOPICS: FraudJobTopics = {
+  transactionsTopic: 'demo.transactions',
+  rulesTopic: 'demo.rules',
+  alertsTopic: 'demo.alerts',
+  ruleAcksTopic: 'demo.rule-acks',
+};
+
+export const DEFAULT_MAX_WINDOW_MS = 24 * 3_600_000;
+
+/** What rules of this job are validated against (also what `weir rules validate` uses). */
+export function fraudRuleLimits(maxWindowMs: number = DEFAULT_MAX_WINDOW_MS): RuleLimits {
+  return { fields: TRANSACTION_FIELDS, maxWindowMs };
+}
+
+/** The job over Kafka topics. */
+export function buildFraudJob(options: FraudJobTopics & FraudJobSettings): JobDefinition {
+  const eventTime = {
+    timestamps: (tx: Transaction) => tx.ts,
+    watermarks: { maxOutOfOrdernessMs: options.maxOutOfOrdernessMs ?? 500, idleTimeoutMs: options.idleTimeoutMs ?? 5_000 },
+  };
+  return defineFraudJob(
+    {
+      transactions: kafkaSource<Transaction>({ topic: options.transactionsTopic, format: json(), ...eventTime }),
+      // From the earliest record: a job started without a checkpoint rebuilds its rules by replaying their history
+      // (keep the topic compacted by rule id).
+      rules: kafkaSource<unknown>({ topic: options.rulesTopic, format: json(), startFrom: 'earliest' }),
+      alerts: kafkaSink<Alert>({ topic: options.alertsTopic, format: json(), key: (a) => `${a.ruleId}|${a.key}` }),
+      ruleAcks: kafkaSink<RuleAck>({ topic: options.ruleAcksTopic, format: json(), key: (a) => a.ruleId ?? null }),
+    },
+    options,
+  );
+}
+
+/** The job over any sources and sinks. */
+export function defineFraudJob(io: FraudJobIo, settings: FraudJobSettings): JobDefinition {
+  const limits = fraudRuleLimits(settings.maxWindowMs);
+  return defineJob({ name: settings.name ?? 'fraud-detection', maxParallelism: settings.maxParallelism ?? 128 }, (job) => {
+    const rules = job.source<unknown>(OPERATOR_IDS.rules, io.rules).broadcast();
+    const routed = job
+      .source<Transaction>(OPERATOR_IDS.transactions, io.transactions)
+      .map(OPERATOR_IDS.check, checkTransaction)
+      .keyBy('by-transaction', (tx) => tx.txId)
+      .connect(rules)
+      .process(OPERATOR_IDS.route, ruleRouter(limits));
+    routed
+      .flatMap('acks-only', (o) => (o.type === 'ack' ? [o] : []))
+      .sink(OPERATOR_IDS.acks, io.ruleAcks);
+    routed
+      .flatMap('ruled-only', (o): RuledTransaction[] => (o.type === 'ruled' ? [o] : []))
+      .keyBy('by-rule-and-key', evaluatorKey)
+      .connect(rules)
+      .process(OPERATOR_IDS.evaluate, ruleEvaluator({ limits, bucketMs: settings.bucketMs ?? 1_000 }))
+      .sink(OPERATOR_IDS.alerts, io.alerts);
+  });
+}
+
+export default buildFraudJob({ ...DEMO_TOPICS, maxWindowMs: DEFAULT_MAX_WINDOW_MS });

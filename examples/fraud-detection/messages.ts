@@ -1,0 +1,47 @@
+import type { RuleState, VersionedRule } from '@weir/rules';
+import type { Transaction } from './transaction';
+
+/** A transaction routed to one rule: keyed by that rule's grouping keys, stamped with the version that judges it. */
+export interface RuledTransaction {
+  readonly type: 'ruled';
+  readonly rule: VersionedRule;
+  /** The grouping-key values, JSON-encoded in the rule's order (e.g. `["p17","c3"]`). */
+  readonly key: string;
+  readonly tx: Transaction;
+}
+
+/** Raised when a rule's comparison holds for a transaction. Names the rule version that judged it. */
+export interface Alert {
+  /** `${ruleId}@${ruleVersion}/${txId}`: stable across replays, so a consumer can drop duplicates. */
+  readonly alertId: string;
+  readonly ruleId: string;
+  readonly ruleVersion: number;
+  readonly key: string;
+  readonly aggregate: number;
+  readonly limit: number;
+  readonly txId: string;
+  readonly ts: number;
+}
+
+/**
+ * What one subtask did with one rules message: applied a version, deleted a rule or rejected the message. The
+ * control plane reads these to show which subtasks apply which version.
+ */
+export interface RuleAck {
+  readonly type: 'ack';
+  readonly outcome: 'applied' | 'deleted' | 'rejected';
+  readonly ruleId?: string;
+  readonly ruleVersion?: number;
+  readonly state?: RuleState;
+  /** For rejections: every problem, `path: message`. */
+  readonly problems?: readonly string[];
+  readonly tenantId: string;
+  readonly jobId: string;
+  readonly operatorId: string;
+  readonly subtask: number;
+  readonly parallelism: number;
+  /** Timestamp of the rules record (its Kafka timestamp). */
+  readonly ts: number;
+}
+
+export type RouterOutput = RuledTransaction | RuleAck;

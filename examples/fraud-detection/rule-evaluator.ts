@@ -1,0 +1,125 @@
+import { type KeyedBroadcastContext, type KeyedBroadcastProcessFunction, listState, mapState } from '@weir/engine';
+import { aggregateInput, compare, type RuleLimits, type VersionedRule, WindowAggregate } from '@weir/rules';
+import type { Alert, RuledTransaction } from './messages';
+import { applyRuleMessage } from './rule-book';
+import type { Transaction } from './transaction';
+
+export interface EvaluatorOptions {
+  readonly limits: RuleLimits;
+  /** Width of the timestamp buckets the window is stored in; cleanup drops whole buckets. */
+  readonly bucketMs: number;
+}
+
+type Ctx = KeyedBroadcastContext<string, VersionedRule>;
+
+/** The key's transactions, bucketed by event time (bucket start → transactions). */
+const windowState = mapState<Transaction[]>('window');
+/** Transactions waiting for the watermark to pass their timestamp, with the rule version that will judge them. */
+const pendingState = listState<RuledTransaction>('pending');
+
+/**
+ * Judges transactions of one (rule, key) in event-time order: a transaction waits until the watermark passes its
+ * timestamp, then is judged over every transaction of the key with a timestamp in (ts − windowMs, ts] — the same
+ * result whatever order the inputs arrived in, so replays and recoveries raise the same alerts. A transaction that
+ * arrives behind the watermark is judged at once over what the window still holds.
+ *
+ * State is cleaned by event-time timers: a bucket goes once no pending transaction and no current version of the
+ * rule can reach it. A deleted rule's state goes entirely.
+ */
+export function ruleEvaluator(options: EvaluatorOptions): KeyedBroadcastProcessFunction<string, RuledTransaction, unknown, VersionedRule, Alert> {
+  const { limits, bucketMs } = options;
+  const bucketOf = (ts: number) => ts - (((ts % bucketMs) + bucketMs) % bucketMs);
+
+  const judge = (item: RuledTransaction, ctx: Ctx): Alert | undefined => {
+    const { rule, tx } = item;
+    const from = tx.ts - rule.windowMs;
+    const acc = new WindowAggregate(rule.function);
+    for (const [bucket, txs] of ctx.mapState(windowState).entries()) {
+      const start = Number(bucket);
+      if (start + bucketMs - 1 <= from || start > tx.ts) continue;
+      for (const other of txs) {
+        if (other.ts <= from || other.ts > tx.ts) continue;
+        const value = aggregateInput(rule, other as unknown as Record<string, unknown>);
+        if (value !== undefined) acc.add(value);
+      }
+    }
+    const aggregate = acc.result();
+    if (aggregate === undefined || !compare(rule.comparison, aggregate, rule.limit)) return undefined;
+    return {
+      alertId: `${rule.ruleId}@${rule.version}/${tx.txId}`,
+      ruleId: rule.ruleId,
+      ruleVersion: rule.version,
+      key: item.key,
+      aggregate,
+      limit: rule.limit,
+      txId: tx.txId,
+      ts: tx.ts,
+    };
+  };
+
+  return {
+    states: [windowState, pendingState],
+
+    processElement(item, ctx, out) {
+      const { tx, rule } = item;
+      const window = ctx.mapState(windowState);
+      const bucket = bucketOf(tx.ts);
+      window.put(String(bucket), [...(window.get(String(bucket)) ?? []), tx]);
+      ctx.timers.registerEventTimeTimer(bucket + bucketMs - 1 + rule.windowMs);
+      if (tx.ts <= ctx.timers.currentWatermark) {
+        const alert = judge(item, ctx);
+        if (alert) out.collect(alert, tx.ts);
+        return;
+      }
+      ctx.listState(pendingState).add(item);
+      ctx.timers.registerEventTimeTimer(tx.ts);
+    },
+
+    onTimer(timestamp, _domain, ctx, out) {
+      const pending = ctx.listState(pendingState);
+      const all = pending.get();
+      const due = all.filter((p) => p.tx.ts <= timestamp);
+      if (due.length > 0) {
+        due.sort((a, b) => a.tx.ts - b.tx.ts || (a.tx.txId < b.tx.txId ? -1 : a.tx.txId > b.tx.txId ? 1 : 0));
+        for (const item of due) {
+          const alert = judge(item, ctx);
+          if (alert) out.collect(alert, item.tx.ts);
+        }
+        const rest = all.filter((p) => p.tx.ts > timestamp);
+        if (rest.length > 0) pending.update(rest);
+        else pending.clear();
+      }
+      prune(timestamp, ctx);
+    },
+
+    processBroadcastElement(value, ctx) {
+      // The evaluator's copy of the rules only decides how long state is kept; judging uses the stamped version.
+      applyRuleMessage(value, ctx.broadcastState, limits);
+    },
+  };
+
+  function prune(now: number, ctx: Ctx): void {
+    const ruleId = ruleIdOf(ctx.key);
+    let keepMs = ctx.broadcastState.get(ruleId)?.windowMs ?? 0;
+    for (const p of ctx.listState(pendingState).get()) keepMs = Math.max(keepMs, p.rule.windowMs);
+    const cutoff = now - keepMs;
+    const window = ctx.mapState(windowState);
+    let oldest = Infinity;
+    for (const [bucket] of window.entries()) {
+      const start = Number(bucket);
+      if (start + bucketMs - 1 <= cutoff) window.remove(bucket);
+      else if (start < oldest) oldest = start;
+    }
+    // A window that grew since this bucket's timer was set keeps the bucket: look again when the new window passes it.
+    if (oldest !== Infinity) ctx.timers.registerEventTimeTimer(Math.max(oldest + bucketMs - 1 + keepMs, now + 1));
+  }
+}
+
+/** Evaluator keys are `${ruleId}|${groupingKey}`; rule ids cannot contain "|". */
+export function evaluatorKey(item: RuledTransaction): string {
+  return `${item.rule.ruleId}|${item.key}`;
+}
+
+function ruleIdOf(key: string): string {
+  return key.slice(0, key.indexOf('|'));
+}
