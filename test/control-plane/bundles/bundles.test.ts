@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { request } from 'node:http';
 import { createBlobStore, type BlobStore } from '@weir/blob';
 import { createPool, withTenant, type Pool } from '@weir/db';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -158,6 +159,30 @@ describe('bundles', () => {
     expect(await objectsUnder(blob, `tenants/${b.tenantId}/`)).toEqual([]);
   });
 
+  it('keeps nothing when the client goes away mid-upload', async () => {
+    const gone = await createTestTenant(config);
+    try {
+      const boundary = 'weirboundary';
+      const head = `--${boundary}\r\nContent-Disposition: form-data; name="manifest"\r\n\r\n${JSON.stringify(manifest())}\r\n--${boundary}\r\nContent-Disposition: form-data; name="bundle"; filename="job.js"\r\n\r\n`;
+      const req = request(`${cp.url}/v1/bundles`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${gone.writeKey}`, 'content-type': `multipart/form-data; boundary=${boundary}`, 'content-length': String(head.length + 10 * 1024 * 1024) },
+      });
+      req.on('error', () => undefined);
+      req.write(head);
+      req.write(randomBytes(256 * 1024));
+      // Let the server start streaming the part (a pause, not an assertion), then hang up mid-body.
+      await new Promise((r) => setTimeout(r, 300));
+      req.destroy();
+      // The abort removes the staging object and never records a row; give a late upload time to show up.
+      await new Promise((r) => setTimeout(r, 1_000));
+      expect(await objectsUnder(blob, `tenants/${gone.tenantId}/`)).toEqual([]);
+      expect(await rowCount(gone)).toBe(0);
+    } finally {
+      await gone.cleanup();
+    }
+  });
+
   it('replays an upload under the same Idempotency-Key and refuses other bytes under it (422)', async () => {
     const code = Buffer.from('module.exports = "idempotent";');
     const idem = { 'idempotency-key': randomBytes(8).toString('hex') };
@@ -212,6 +237,23 @@ describe('bundles', () => {
     expect(next.items.map((i) => i.version)).toEqual(['2.0.0']);
     expect(next.nextCursor).toBeNull();
     expect((await get(a, '/v1/bundles?name=Bad_Name')).status).toBe(400);
+  });
+
+  it('refuses to delete a bundle a deployment uses (409) and keeps row and object', async () => {
+    const v1 = await readJson<BundleBody>(await get(a, '/v1/bundles/fraud-detector/versions/1.0.0'));
+    // A suspended deployment nobody reconciles: enough to hold a reference (deployments.bundle_id REFERENCES bundles).
+    await withTenant(pool, a.tenantId, (c) =>
+      c.query(
+        `INSERT INTO deployments (tenant_id, id, name, bundle_id, parallelism, desired_state, next_reconcile_at)
+         VALUES ($1, $2, 'holder', $3, '{"default": 1}', 'SUSPENDED', NULL)`,
+        [a.tenantId, `d${randomBytes(8).toString('hex')}`, v1.id],
+      ),
+    );
+    const res = await get(a, `/v1/bundles/${v1.id}`, { method: 'DELETE' });
+    expect(res.status).toBe(409);
+    expect((await readJson<ProblemBody>(res)).type).toBe('urn:weir:problem:bundle-in-use');
+    expect((await get(a, `/v1/bundles/${v1.id}`)).status).toBe(200);
+    expect((await objectsUnder(blob, `tenants/${a.tenantId}/`)).filter((k) => k.includes('/1.0.0/'))).toHaveLength(1);
   });
 
   it('deletes a bundle: row and object', async () => {

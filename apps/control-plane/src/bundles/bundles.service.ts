@@ -20,7 +20,7 @@ import { SizeLimitExceededError } from './digesting-limiter';
 import { BundleDto } from './dto/bundle.dto';
 import { encodeBundleKey } from './dto/bundle.input';
 import { manifestFieldSchema, type BundleManifest } from './manifest';
-import { receiveBundleParts } from './multipart-bundle';
+import { ClientGoneError, receiveBundleParts } from './multipart-bundle';
 
 export interface UploadResult {
   readonly statusCode: number;
@@ -129,6 +129,11 @@ export class BundlesService {
 
   private toProblem(err: unknown, maxBundleBytes: number): unknown {
     if (err instanceof SizeLimitExceededError) return new BundleTooLargeProblem(maxBundleBytes);
+    if (err instanceof ClientGoneError) {
+      // Nobody reads the answer; a 4xx keeps it out of the error log (it is the client's doing, and cleaned up).
+      this.logger.info('bundle upload abandoned by the client; nothing kept');
+      return new ProblemException(400, 'urn:weir:problem:client-closed-request', 'Client closed request', err.message);
+    }
     if (err instanceof BlobStoreError) {
       this.logger.error({ err: { name: err.name, message: err.message } }, 'bundle upload: object storage failed');
       return new ProblemException(503, PROBLEM_TYPES.unavailable, 'Service Unavailable', 'Object storage is unavailable; nothing was stored. Retry later.');
