@@ -91,3 +91,25 @@ describe('dead letters', () => {
     await driver.close();
   });
 });
+
+describe('stop', () => {
+  it('returns even while a source is blocked by backpressure', async () => {
+    const { generatorSource, runJob } = await import('../index');
+    const { createStateBackend } = await import('@weir/state');
+    const job = defineJob({ name: 'blocked' }, (b) =>
+      b
+        .source<number>('gen', generatorSource({ seed: 1, generate: (i) => i }))
+        .keyBy('k', (n) => n % 10)
+        .process<number>('slow', {
+          processElement(n, _ctx, out) {
+            out.collect(n);
+          },
+        })
+        .sink('out', memorySink()),
+    );
+    const running = await runJob(job, { tenantId: 't', jobId: 'blocked', queueCapacity: 100, state: () => createStateBackend({ kind: 'memory' }) });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    await running.stop();
+    expect(running.collected('out').length).toBeGreaterThan(0);
+  });
+});

@@ -33,6 +33,7 @@ export class InputQueue {
   private taker: ((message: InputMessage | undefined) => void) | null = null;
   private takerTimer: NodeJS.Timeout | null = null;
   private writers: (() => void)[] = [];
+  private closed = false;
 
   constructor(
     readonly capacity: number,
@@ -57,7 +58,17 @@ export class InputQueue {
 
   /** Resolves when the queue is below capacity. */
   writable(): Promise<void> {
-    return this.size < this.capacity ? Promise.resolve() : new Promise((resolve) => this.writers.push(resolve));
+    if (this.closed || this.size < this.capacity) return Promise.resolve();
+    return new Promise((resolve) => this.writers.push(resolve));
+  }
+
+  /** The subtask stopped: producers must not wait for room that will never come. */
+  close(): void {
+    this.closed = true;
+    const writers = this.writers;
+    this.writers = [];
+    for (const resolve of writers) resolve();
+    this.interrupt();
   }
 
   /** The next message, or undefined after `timeoutMs` without one. One taker at a time. */

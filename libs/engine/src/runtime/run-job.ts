@@ -501,6 +501,8 @@ class JobInstance implements RunningJob {
     for (const rt of this.stages.values()) {
       for (const p of present(rt.pumps)) p.stop();
       for (const s of present(rt.subtasks)) s.stop();
+      // Producers blocked on a full queue (backpressure) must wake up to see that they are stopped.
+      for (const i of rt.local) rt.queues[i].close();
     }
   }
 

@@ -72,8 +72,11 @@ export class GeneratorPump implements SourcePump {
         index += parallelism;
       }
       this.nextIndex = index;
-      if (batch.length > 0) await this.out.emit(0, batch);
-      else {
+      if (batch.length > 0) {
+        await this.out.emit(0, batch);
+        // The whole in-memory pipeline can run on microtasks alone; yield so timers and I/O (and stop()) get a turn.
+        await new Promise<void>((resolve) => setImmediate(resolve));
+      } else {
         this.out.tick();
         const next = start + index * intervalMs;
         await sleep(Math.max(1, Math.min(50, next - this.now())));

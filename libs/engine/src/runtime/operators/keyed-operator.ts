@@ -81,8 +81,13 @@ export abstract class KeyedOperator {
     for (const kg of this.env.ownedKeyGroups) await this.loadTimers(kg);
   }
 
+  /** Called around the synchronous part of a data batch (operators that buffer per-key work per batch). */
+  protected beginBatch(): void {}
+  protected endBatch(): void {}
+
   async processBatch(records: readonly KeyedRecord[]): Promise<void> {
     await this.prefetch(records);
+    this.beginBatch();
     for (const r of records) {
       this.setCurrent(r.key, r.keyGroup, r.keyBytes, r.timestamp, r.ingestMs);
       try {
@@ -91,6 +96,7 @@ export abstract class KeyedOperator {
         this.deadLetter(r.value, r.raw, r.timestamp, err);
       }
     }
+    this.endBatch();
     await this.maybeFlush();
     this.drain();
   }

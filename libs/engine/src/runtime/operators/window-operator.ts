@@ -1,3 +1,4 @@
+import type { StateRef } from '@weir/state';
 import type { KeyValue } from '../../keygroups';
 import { assignWindows, type TimeWindow, type WindowAssigner, type WindowFunctionSpec, type WindowOptions } from '../../sdk/windows';
 import type { KeyedRecord } from '../records';
@@ -48,10 +49,28 @@ export class WindowOperator extends KeyedOperator {
     }
   }
 
+  /**
+   * Within a batch, a key's windows are read from state once and written back once at the end of the batch (a hot
+   * key appears many times per batch); each state access costs an id build and a cache lookup.
+   */
+  private readonly batchWindows = new Map<KeyValue, { ref: StateRef; windows: WindowEntry[] }>();
+
+  protected override beginBatch(): void {
+    this.batchWindows.clear();
+  }
+
+  protected override endBatch(): void {
+    for (const { ref, windows } of this.batchWindows.values()) this.env.backend.put(ref, windows);
+    this.batchWindows.clear();
+  }
+
   protected onElement(record: KeyedRecord): void {
-    const ref = this.ref();
-    const now = this.env.clock.now();
-    let windows = this.env.backend.get<WindowEntry[]>(ref, now) ?? [];
+    let held = this.batchWindows.get(record.key);
+    if (!held) {
+      const ref = this.ref();
+      held = { ref, windows: this.env.backend.get<WindowEntry[]>(ref, this.env.clock.now()) ?? [] };
+    }
+    let windows = held.windows;
     const fireNow: WindowEntry[] = [];
     let accepted = false;
     for (const w of assignWindows(this.assigner, record.timestamp)) {
@@ -77,7 +96,8 @@ export class WindowOperator extends KeyedOperator {
       if (this.lateTag) this.emitSide(this.lateTag, record.value, record.timestamp);
       return;
     }
-    this.env.backend.put(ref, windows);
+    held.windows = windows;
+    this.batchWindows.set(record.key, held);
     for (const entry of fireNow) this.emitWindow(entry);
   }
 
