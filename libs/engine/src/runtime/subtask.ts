@@ -1,4 +1,3 @@
-import type { SubtaskMetricsRecorder } from './ports';
 import type { ChainNode, ChainTerminal } from './chain';
 import type { ChainEnvLike } from './ports';
 import type { KeyedOperator } from './operators/keyed-operator';
@@ -33,7 +32,7 @@ export interface SubtaskSnapshot {
 
 export interface SubtaskParts {
   readonly stageId: string;
-  readonly env: ChainEnvLike & { readonly metrics: SubtaskMetricsRecorder };
+  readonly env: ChainEnvLike;
   readonly queue: InputQueue;
   /** The operators fed by the stage's root (the source, or the keyed operator's main output). */
   readonly head: readonly ChainNode[];
