@@ -3,6 +3,7 @@ import type { PoolClient } from '@weir/db';
 import { toPage, type Page } from '../pagination/cursor';
 import { NotFoundProblem } from '../problems/problem.exception';
 import { generateApiKey } from './api-key-format';
+import { ApiKeyRevocations } from './api-key-revocations';
 import { ApiKeyAuthenticator } from './api-key.authenticator';
 import { ApiKeysRepository } from './api-keys.repository';
 import type { Scope } from './principal';
@@ -23,6 +24,7 @@ export class ApiKeysService {
     private readonly keys: ApiKeysRepository,
     private readonly tenants: TenantsRepository,
     private readonly authenticator: ApiKeyAuthenticator,
+    private readonly revocations: ApiKeyRevocations,
   ) {}
 
   /** A new key for the tenant; 404 when the tenant does not exist (admin bootstrap names it by id). */
@@ -45,11 +47,15 @@ export class ApiKeysService {
     return toPage(rows, limit, (k) => k.id);
   }
 
-  /** Revokes at once: this instance forgets the key now, others within AUTH_CACHE_TTL_MS. Idempotent. */
+  /**
+   * Revokes at once: this instance forgets the key now, the others as soon as Redis delivers the broadcast (within
+   * AUTH_CACHE_TTL_MS if it cannot). Idempotent.
+   */
   async revoke(tenantId: string, id: string): Promise<ApiKey> {
     const key = await this.db.run(tenantId, (client) => this.keys.revoke(client, tenantId, id));
     if (!key) throw new NotFoundProblem('API key', id);
     this.authenticator.invalidate(id);
+    await this.revocations.publish(id);
     return key;
   }
 }

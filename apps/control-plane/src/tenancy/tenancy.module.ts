@@ -1,5 +1,6 @@
 import { Global, Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
+import { ApiKeyRevocations } from './api-key-revocations';
 import { ApiKeyAuthenticator } from './api-key.authenticator';
 import { ApiKeysController } from './api-keys.controller';
 import { ApiKeysRepository } from './api-keys.repository';
@@ -21,6 +22,7 @@ import { TenantsService } from './tenants.service';
   providers: [
     TenantDb,
     ApiKeyAuthenticator,
+    ApiKeyRevocations,
     QuotaService,
     TenantsRepository,
     TenantsService,
