@@ -1,0 +1,134 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TransactionStream } from '@weir/datagen';
+import { runJob } from '@weir/engine';
+import { type ConsumedRecord, createKafkaConnector, type KafkaAdmin, type KafkaConnector } from '@weir/kafka';
+import type { VersionedRule } from '@weir/rules';
+import { createStateBackend } from '@weir/state';
+import { produceTransactions } from '../../apps/cli/src/generate/produce-transactions';
+import { type Alert, buildFraudJob, type RuleAck } from '../../examples/fraud-detection';
+import { referenceAlerts } from './reference-evaluator';
+
+const BROKERS = (process.env.WEIR_KAFKA_BROKERS ?? '127.0.0.1:9092').split(',');
+const suffix = randomBytes(4).toString('hex');
+const topics = {
+  transactionsTopic: `test.fraud.tx.${suffix}`,
+  rulesTopic: `test.fraud.rules.${suffix}`,
+  alertsTopic: `test.fraud.alerts.${suffix}`,
+  ruleAcksTopic: `test.fraud.acks.${suffix}`,
+};
+const dlqTopic = `test.fraud.dlq.${suffix}`;
+
+const RULES: VersionedRule[] = [
+  { ruleId: 'payer-spend', version: 1, state: 'ACTIVE', groupingKeys: ['payer'], aggregateField: 'amount', function: 'SUM', comparison: '>', limit: 2_000_000, windowMs: 2_000 },
+  { ruleId: 'card-at-merchant', version: 3, state: 'ACTIVE', groupingKeys: ['card', 'merchant'], function: 'COUNT', comparison: '>=', limit: 3, windowMs: 1_000 },
+];
+const RATE = 2_000;
+const COUNT = 6_000;
+const streamOptions = {
+  seed: 20_261_129,
+  ratePerSec: RATE,
+  burst: { field: 'merchant' as const, key: 'm-viral', share: 0.3, atMs: 1_000, forMs: 1_000 },
+};
+
+/** Reads until `until` holds or the deadline passes, then `settleMs` more to catch anything extra. */
+async function readUntil(kafka: KafkaConnector, topic: string, partitions: number, until: (records: ConsumedRecord[]) => boolean, settleMs = 0): Promise<ConsumedRecord[]> {
+  const reader = kafka.reader({
+    readerId: `check-${topic}-${randomBytes(2).toString('hex')}`,
+    assignments: Array.from({ length: partitions }, (_, partition) => ({ topic, partition, offset: 'earliest' as const })),
+  });
+  await reader.start();
+  const out: ConsumedRecord[] = [];
+  try {
+    const deadline = Date.now() + 45_000;
+    while (!until(out) && Date.now() < deadline) out.push(...(await reader.poll(1_000, 200)));
+    const settle = Date.now() + settleMs;
+    while (Date.now() < settle) out.push(...(await reader.poll(1_000, 200)));
+  } finally {
+    await reader.close();
+  }
+  return out;
+}
+
+const parse = <T>(r: ConsumedRecord) => JSON.parse(r.value!.toString()) as T;
+const byId = (a: Alert, b: Alert) => (a.alertId < b.alertId ? -1 : a.alertId > b.alertId ? 1 : 0);
+
+describe('fraud-detection job on Kafka with LSM state', () => {
+  let kafka: KafkaConnector;
+  let admin: KafkaAdmin;
+  let stateDir: string;
+
+  beforeAll(async () => {
+    kafka = createKafkaConnector({ brokers: BROKERS, clientId: 'weir-fraud-test' });
+    admin = kafka.admin();
+    await admin.ensureTopics([
+      { topic: topics.transactionsTopic, partitions: 2 },
+      { topic: topics.rulesTopic, partitions: 1 },
+      { topic: topics.alertsTopic, partitions: 2 },
+      { topic: topics.ruleAcksTopic, partitions: 1 },
+      { topic: dlqTopic, partitions: 1 },
+    ]);
+    stateDir = await mkdtemp(join(tmpdir(), 'weir-fraud-'));
+  });
+
+  afterAll(async () => {
+    await admin.deleteTopics([...Object.values(topics), dlqTopic]);
+    await admin.close();
+    await rm(stateDir, { recursive: true, force: true });
+  });
+
+  it('raises exactly the alerts a reference evaluator computes over the generated transactions', async () => {
+    const writer = kafka.writer({ writerId: `fraud-test-${suffix}` });
+    await writer.start();
+    await writer.send(RULES.map((r) => ({ topic: topics.rulesTopic, key: r.ruleId, value: JSON.stringify(r) })));
+
+    const job = await runJob(buildFraudJob({ ...topics, maxWindowMs: 60_000, maxOutOfOrdernessMs: 200, idleTimeoutMs: 60_000 }), {
+      tenantId: 't-fraud',
+      jobId: `fraud-${suffix}`,
+      parallelism: { default: 2 },
+      kafka,
+      deadLetterTopic: dlqTopic,
+      state: (ctx) => createStateBackend({ kind: 'lsm', path: join(stateDir, `${ctx.operatorId}-${ctx.subtask}`) }),
+    });
+    try {
+      // Transactions are sent only once every routing subtask acknowledged both rules: all of them are judged by them.
+      const acks = (await readUntil(kafka, topics.ruleAcksTopic, 1, (rs) => rs.length >= 4)).map(parse<RuleAck>);
+      expect(acks.map((a) => `${a.outcome} ${a.ruleId}@${a.ruleVersion} #${a.subtask}`).sort()).toEqual([
+        'applied card-at-merchant@3 #0',
+        'applied card-at-merchant@3 #1',
+        'applied payer-spend@1 #0',
+        'applied payer-spend@1 #1',
+      ]);
+
+      const startTime = Date.now() - Math.ceil((COUNT / RATE) * 1_000) - 1_000; // all due at once: sent as fast as batches go
+      const summary = await produceTransactions(kafka, streamOptions, { topic: topics.transactionsTopic, count: COUNT, partitions: 2, startTime });
+      expect(summary.sent).toBe(COUNT);
+      const txs = new TransactionStream({ ...streamOptions, startTime }).range(0, COUNT);
+      // A malformed transaction goes to the dead-letter topic; one far-future record per partition moves event time past every window.
+      const last = txs[txs.length - 1].ts;
+      const flush = (partition: number) => ({ txId: `flush-${partition}`, ts: last + 120_000, payer: 'flush', beneficiary: 'flush', card: 'flush', merchant: 'flush', amount: 1 });
+      await writer.send([
+        { topic: topics.transactionsTopic, partition: 0, value: JSON.stringify({ txId: 'malformed', ts: last }) },
+        ...[0, 1].map((partition) => ({ topic: topics.transactionsTopic, partition, value: JSON.stringify(flush(partition)) })),
+      ]);
+
+      const expected = referenceAlerts(RULES, txs).sort(byId);
+      expect(new Set(expected.map((a) => a.ruleId))).toEqual(new Set(RULES.map((r) => r.ruleId)));
+      expect(expected.some((a) => a.key.includes('m-viral'))).toBe(true);
+
+      const alerts = (await readUntil(kafka, topics.alertsTopic, 2, (rs) => rs.length >= expected.length, 1_500)).map(parse<Alert>).sort(byId);
+      expect(alerts.length).toBe(expected.length);
+      expect(alerts).toEqual(expected);
+
+      const letters = await readUntil(kafka, dlqTopic, 1, (rs) => rs.length >= 1);
+      expect(letters.map((l) => [l.headers['weir-reason']?.toString(), l.headers['weir-operator']?.toString()])).toEqual([['user-function', 'checked-transactions']]);
+      expect(letters[0].headers['weir-error']?.toString()).toMatch(/transaction field "payer" must be a non-empty string/);
+    } finally {
+      await writer.close();
+      await job.stop();
+    }
+  });
+});
