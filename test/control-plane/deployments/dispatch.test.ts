@@ -26,7 +26,7 @@ const HEARTBEAT_MS = 200;
 const SLOTS = 16;
 const run = randomBytes(3).toString('hex');
 
-describe('deployment dispatch', () => {
+describe('deployment dispatch', { timeout: 150_000 }, () => {
   const config = testConfig({ WEIR_QUEUE_PREFIX: uniquePrefix(), WEIR_WORKER_HEARTBEAT_MS: String(HEARTBEAT_MS) });
   const workerIds = [`dw-a-${run}`, `dw-lost-${run}`, `dw-b-${run}`];
   let home: string;

@@ -17,7 +17,7 @@ import { api, buildJob, deleteTopics, ensureTopics, insertBundle, startWorker, w
 const SLOTS = 16; // more than other test runs' workers: placement takes the freest live worker
 const run = randomBytes(3).toString('hex');
 
-describe('reconciler', () => {
+describe('reconciler', { timeout: 150_000 }, () => {
   const config = testConfig({ WEIR_QUEUE_PREFIX: uniquePrefix(), WEIR_WORKER_HEARTBEAT_MS: '200' });
   const workerIds = [`rw-1-${run}`, `rw-2-${run}`];
   let home: string;

@@ -117,7 +117,7 @@ export interface DeploymentBody {
 }
 
 /** Waits until the deployment reaches `status`, failing with its last status and reason. */
-export function waitForStatus(client: Api, id: string, status: string, timeoutMs = 60_000): Promise<DeploymentBody> {
+export function waitForStatus(client: Api, id: string, status: string, timeoutMs = 40_000): Promise<DeploymentBody> {
   return waitForDeployment(client, id, status, (d) => d.status === status, timeoutMs);
 }
 
@@ -126,7 +126,7 @@ export async function waitForDeployment(
   id: string,
   what: string,
   done: (d: DeploymentBody) => boolean,
-  timeoutMs = 60_000,
+  timeoutMs = 40_000,
 ): Promise<DeploymentBody> {
   let last: DeploymentBody | undefined;
   try {

@@ -36,8 +36,9 @@ async function place(ctx: ReconcileContext): Promise<Next> {
   if (deployment.pendingParallelism) await actions.adoptPendingParallelism();
   const result = await actions.placeRun({ bundleId, parallelism, reason: `${deployment.status}: ${deployment.statusReason}` });
   if (!result.placed) return stay(result.reason);
-  await actions.dispatchRun(result.run);
-  return stay(`run ${result.run.runNo} dispatched to worker ${result.run.workerId}`);
+  // Dispatched by the next step, once this placement (the run row and its worker) is committed: a crash between
+  // send and commit can then only resend the same key to the same worker, never pick another worker for it.
+  return stay(`run ${result.run.runNo} placed on worker ${result.run.workerId}`, true);
 }
 
 async function watchNewRun(ctx: ReconcileContext, run: DeploymentRun): Promise<Next> {

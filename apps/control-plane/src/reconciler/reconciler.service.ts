@@ -17,8 +17,8 @@ import { TransactionActions } from './transaction-actions';
 
 /** Due deployments taken per scan; the rest wait for the next tick. */
 const BATCH = 100;
-/** Transitions one deployment may take in a row within one scan (CREATED → STARTING → placed, say). */
-const MAX_STEPS = 4;
+/** Steps one deployment may take in a row within one scan (CREATED → STARTING → placed → dispatched, say). */
+const MAX_STEPS = 6;
 
 /**
  * Drives every deployment's observed status toward its desired state. Every control-plane instance runs it:
@@ -123,7 +123,7 @@ export class Reconciler implements OnApplicationBootstrap, OnModuleDestroy {
       });
       if (next.kind === 'stay') {
         if (next.note) await this.repository.note(client, deployment.id, next.note);
-        await this.repository.schedule(client, deployment.id, recheckAfter(deployment.status, this.timing));
+        await this.repository.schedule(client, deployment.id, next.again ? 0 : recheckAfter(deployment.status, this.timing));
         return { deployment, next, at: null };
       }
       const at = await this.repository.transition(client, deployment, next.to, next.reason);
@@ -131,7 +131,9 @@ export class Reconciler implements OnApplicationBootstrap, OnModuleDestroy {
       await this.repository.schedule(client, deployment.id, 0);
       return { deployment, next, at };
     });
-    if (!result || result.next.kind !== 'transition' || !result.at) return false;
+    if (!result) return false;
+    if (result.next.kind === 'stay') return result.next.again === true;
+    if (!result.at) return false;
     const { deployment, next } = result;
     this.logger.info({ tenantId, deploymentId, from: deployment.status, to: next.to, reason: next.reason }, 'deployment status changed');
     await this.publisher.publish(tenantId, {

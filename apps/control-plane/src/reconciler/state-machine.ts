@@ -7,9 +7,10 @@ import type { JobObservation } from './job-observation';
  */
 export type Next =
   | { readonly kind: 'transition'; readonly to: DeploymentStatus; readonly reason: string }
-  | { readonly kind: 'stay'; readonly note?: string };
+  | { readonly kind: 'stay'; readonly note?: string; readonly again?: boolean };
 
-export const stay = (note?: string): Next => ({ kind: 'stay', note });
+/** Stay; `again`: look once more right away (the next step has work to do, in a transaction of its own). */
+export const stay = (note?: string, again?: boolean): Next => (again ? { kind: 'stay', note, again } : { kind: 'stay', note });
 export const goTo = (to: DeploymentStatus, reason: string): Next => ({ kind: 'transition', to, reason });
 
 export type PlaceResult =

@@ -114,10 +114,13 @@ describe('CREATED', () => {
 });
 
 describe('STARTING', () => {
-  it('places and dispatches the first run, and stays until the worker reports it', async () => {
+  it('places the first run, dispatches it in the next step, and stays until the worker reports it', async () => {
     const { next, calls } = await step('STARTING');
-    expect(next).toEqual({ kind: 'stay', note: 'run 2 dispatched to worker w2' });
-    expect(calls).toEqual(['place b1 p1', 'dispatch 2']);
+    expect(next).toEqual({ kind: 'stay', note: 'run 2 placed on worker w2', again: true });
+    expect(calls).toEqual(['place b1 p1']);
+    // The next step, in a transaction of its own, sends the command.
+    const sent = await step('STARTING', { run: run({ dispatchedAt: null }), job: seen('absent', 0) });
+    expect(sent.calls).toEqual(['dispatch 1']);
   });
 
   it('stays with the reason when no worker has room', async () => {
@@ -232,18 +235,18 @@ describe('RESCALING / UPGRADING / RECOVERING', () => {
     const d = { pendingUpgrade: { bundleId: 'b2', mode: 'last-state' as const, requestedAt: T0.toISOString() } };
     const { next, calls } = await step('UPGRADING', { run: { ...old, stopSentAt: later(1_500) }, job: seen('absent', 0), d });
     expect(to(next)).toBe('stay');
-    expect(calls).toEqual(['end 1 REPLACED', 'adopt upgrade', 'place b2 p1', 'dispatch 2']);
+    expect(calls).toEqual(['end 1 REPLACED', 'adopt upgrade', 'place b2 p1']);
   });
 
   it('RESCALING places the run with the pending parallelism', async () => {
     const d = { pendingParallelism: { default: 3, operators: {} } };
     const { calls } = await step('RESCALING', { run: { ...old, stopSentAt: later(1_500) }, job: seen('absent', 0), d });
-    expect(calls).toEqual(['end 1 REPLACED', 'adopt parallelism', 'place b1 p3', 'dispatch 2']);
+    expect(calls).toEqual(['end 1 REPLACED', 'adopt parallelism', 'place b1 p3']);
   });
 
   it('RECOVERING writes off the run on the lost worker and places a new one elsewhere', async () => {
     const { calls } = await step('RECOVERING', { run: old, job: gone });
-    expect(calls).toEqual(['stop 1', 'end 1 LOST', 'place b1 p1', 'dispatch 2']);
+    expect(calls).toEqual(['stop 1', 'end 1 LOST', 'place b1 p1']);
   });
 
   it('RECOVERING goes RUNNING when the new run runs', async () => {
@@ -254,7 +257,7 @@ describe('RESCALING / UPGRADING / RECOVERING', () => {
   it('RECOVERING places again at once when the new run’s worker is lost too', async () => {
     const { next, calls } = await step('RECOVERING', { run: run({ runNo: 2 }), job: gone });
     expect(to(next)).toBe('stay');
-    expect(calls).toEqual(['stop 2', 'end 2 LOST', 'place b1 p1', 'dispatch 2']);
+    expect(calls).toEqual(['stop 2', 'end 2 LOST', 'place b1 p1']);
   });
 });
 
