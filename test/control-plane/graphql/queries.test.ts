@@ -9,11 +9,12 @@ let app: RunningControlPlane;
 let tenant: TestTenant;
 let other: TestTenant;
 const deploymentId = `dep-q-${randomBytes(4).toString('hex')}`;
+let bundleId: string;
 
 beforeAll(async () => {
   app = await startControlPlane(config);
   [tenant, other] = await Promise.all([createTestTenant(config, { name: 'graphql tenant' }), createTestTenant(config)]);
-  await insertDeployment(config, tenant.tenantId, deploymentId);
+  ({ bundleId } = await insertDeployment(config, tenant.tenantId, deploymentId));
 });
 
 afterAll(async () => {
@@ -59,6 +60,17 @@ describe('GraphQL over HTTP', () => {
     expect(list.body.data?.deployments.items).toEqual([]);
     const own = await gql<{ deployments: { items: { id: string }[] } }>(app.url, tenant.readKey, '{ deployments { items { id status } } }');
     expect(own.body.data?.deployments.items.map((d) => d.id)).toEqual([deploymentId]);
+  });
+
+  it('lists bundles through RLS', async () => {
+    const own = await gql<{ bundles: { items: { id: string; version: string }[] } }>(app.url, tenant.readKey, '{ bundles { items { id version } nextCursor } }');
+    expect(own.body.data?.bundles.items).toEqual([{ id: bundleId, version: '1.0.0' }]);
+    const foreignList = await gql<{ bundles: { items: unknown[] } }>(app.url, other.readKey, '{ bundles { items { id } } }');
+    expect(foreignList.body.data?.bundles.items).toEqual([]);
+    const foreign = await gql(app.url, other.readKey, 'query ($id: ID!) { bundle(id: $id) { id } }', { id: bundleId });
+    expect(codes(foreign.body)).toEqual(['NOT_FOUND']);
+    const foreignDelete = await gql(app.url, other.writeKey, 'mutation ($id: ID!) { deleteBundle(id: $id) }', { id: bundleId });
+    expect(codes(foreignDelete.body)).toEqual(['NOT_FOUND']);
   });
 
   it('creates, reads and deletes SLOs; validates input as BAD_USER_INPUT naming arguments; needs the write scope', async () => {

@@ -130,15 +130,23 @@ export function snapshotOf(tenantId: string, jobId: string, fields: Partial<Subt
  * A suspended deployment row (and the bundle row it references), written as the application role through RLS: the
  * resolvers only need it to exist; nothing dispatches it (SUSPENDED, never due for the reconciler).
  */
-export async function insertDeployment(config: WeirConfig, tenantId: string, id: string): Promise<void> {
+export async function insertDeployment(config: WeirConfig, tenantId: string, id: string): Promise<{ bundleId: string }> {
   const pool = createPool({ connectionString: config.WEIR_PG_URL, max: 1, applicationName: 'weir-test-graphql' });
   const bundleId = `b${randomBytes(12).toString('hex')}`;
+  const name = `bundle-${bundleId.slice(1, 9)}`;
   try {
     await withTenant(pool, tenantId, async (client) => {
       await client.query(
         `INSERT INTO bundles (id, tenant_id, name, version, sha256, size_bytes, s3_key, manifest)
-         VALUES ($1, $2, $3, '1.0.0', $4, 0, $5, '{}')`,
-        [bundleId, tenantId, `bundle-${bundleId.slice(1, 9)}`, '0'.repeat(64), `tenants/${tenantId}/bundles/${bundleId}`],
+         VALUES ($1, $2, $3, '1.0.0', $4, 0, $5, $6)`,
+        [
+          bundleId,
+          tenantId,
+          name,
+          '0'.repeat(64),
+          `tenants/${tenantId}/bundles/${name}/1.0.0/${'0'.repeat(64)}.js`,
+          { name, version: '1.0.0', entryPoint: 'job.js', operatorIds: ['window'], rulesSchema: { type: 'object' }, defaultParallelism: 1, maxParallelism: 128 },
+        ],
       );
       await client.query(
         `INSERT INTO deployments (tenant_id, id, name, bundle_id, parallelism, desired_state, next_reconcile_at)
@@ -149,6 +157,7 @@ export async function insertDeployment(config: WeirConfig, tenantId: string, id:
   } finally {
     await pool.end();
   }
+  return { bundleId };
 }
 
 /** Removes the `weir:<prefix>:*` keys (metrics, SLO minutes) a test run left. */

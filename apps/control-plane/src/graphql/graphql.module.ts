@@ -1,6 +1,7 @@
 import { ApolloDriver, type ApolloDriverConfig } from '@nestjs/apollo';
 import { Module } from '@nestjs/common';
 import { GraphQLModule } from '@nestjs/graphql';
+import { BundlesModule } from '../bundles';
 import { ROOT_LOGGER } from '../control-plane-options';
 import { DeploymentsModule } from '../deployments/deployments.module';
 import { SlosModule } from '../slos/slos.module';
@@ -21,6 +22,7 @@ export { GRAPHQL_PATH, WS_TRY_AGAIN_LATER, WS_UNAUTHORIZED } from './graphql-opt
   imports: [
     EventsModule,
     WorkersModule,
+    BundlesModule,
     DeploymentsModule,
     SlosModule,
     GraphQLModule.forRootAsync<ApolloDriverConfig>({

@@ -1,3 +1,4 @@
+import { BundlesResolver } from './bundles.resolver';
 import { DeploymentsResolver } from './deployments.resolver';
 import { SlosResolver } from './slos.resolver';
 import { SubscriptionsResolver } from './subscriptions.resolver';
@@ -5,4 +6,4 @@ import { TenantResolver } from './tenant.resolver';
 import { WorkersResolver } from './workers.resolver';
 
 /** Every resolver of the schema: the module provides them, the schema generator builds the SDL from them. */
-export const GRAPHQL_RESOLVERS = [WorkersResolver, TenantResolver, DeploymentsResolver, SlosResolver, SubscriptionsResolver];
+export const GRAPHQL_RESOLVERS = [WorkersResolver, TenantResolver, BundlesResolver, DeploymentsResolver, SlosResolver, SubscriptionsResolver];
