@@ -116,6 +116,10 @@ describe('bundles', () => {
     expect(problem.detail).toContain('1024');
     expect(await rowCount(small)).toBe(0);
     expect(await objectsUnder(blob, `tenants/${small.tenantId}/`)).toEqual([]);
+    // A body whose Content-Length alone is too large is refused before it is read.
+    const huge = await upload(small, form([['manifest', JSON.stringify(manifest())], ['bundle', randomBytes(2 * 1024 * 1024)]]));
+    expect(huge.status).toBe(413);
+    expect(await objectsUnder(blob, `tenants/${small.tenantId}/`)).toEqual([]);
     // Exactly the limit is accepted.
     expect((await upload(small, form([['manifest', JSON.stringify(manifest())], ['bundle', randomBytes(1024)]]))).status).toBe(201);
   });

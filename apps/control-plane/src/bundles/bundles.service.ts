@@ -20,7 +20,15 @@ import { SizeLimitExceededError } from './digesting-limiter';
 import { BundleDto } from './dto/bundle.dto';
 import { encodeBundleKey } from './dto/bundle.input';
 import { manifestFieldSchema, type BundleManifest } from './manifest';
-import { ClientGoneError, receiveBundleParts } from './multipart-bundle';
+import { ClientGoneError, MAX_MANIFEST_BYTES, receiveBundleParts } from './multipart-bundle';
+
+/** Boundaries and part headers: generous, so a body that passes this check can still be cut off by the stream. */
+const MULTIPART_OVERHEAD_BYTES = 64 * 1024;
+
+function declaredLength(req: IncomingMessage): number {
+  const header = req.headers['content-length'];
+  return header && /^\d{1,16}$/.test(header) ? Number(header) : 0;
+}
 
 export interface UploadResult {
   readonly statusCode: number;
@@ -47,6 +55,11 @@ export class BundlesService {
    */
   async upload(tenantId: string, req: IncomingMessage, idempotencyKey: string | undefined): Promise<UploadResult> {
     const { maxBundleBytes } = await this.db.run(tenantId, (client) => this.quotas.quotasOf(client, tenantId));
+    if (declaredLength(req) > maxBundleBytes + MAX_MANIFEST_BYTES + MULTIPART_OVERHEAD_BYTES) {
+      // Refused from its Content-Length alone: not one byte goes to S3.
+      req.resume();
+      throw new BundleTooLargeProblem(maxBundleBytes);
+    }
     const { manifest, stored } = await receiveBundleParts<BundleManifest, StoredObject>(req, {
       parseManifest: (raw) => parseManifest(raw),
       storeFile: async (file, m, signal) => {
