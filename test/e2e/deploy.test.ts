@@ -1,5 +1,5 @@
 /**
- * End to end over HTTP against the real services: a tenant stores a bundle, deploys it, records flow through Kafka
+ * End to end over HTTP against the real services: a tenant uploads a bundle, deploys it, records flow through Kafka
  * (its input topic → keyed windows on a real worker → its output topic), then it is suspended and resumed and
  * records flow again.
  */
@@ -80,7 +80,7 @@ describe('deploy end to end', () => {
 
   it('upload → deploy → records flow → suspend → resume → records flow', async () => {
     const job = await buildJob(home, wordCountSource(topics.input, topics.output));
-    const bundle = await uploadBundle(config, client, tenant.tenantId, job, { name: 'word-count', version: '1.0.0' });
+    const bundle = await uploadBundle(cp.url, tenant.writeKey, job, { name: 'word-count', version: '1.0.0', topics: [topics.input, topics.output] });
 
     const created = await client.post('/v1/deployments', {
       name: 'word-count',

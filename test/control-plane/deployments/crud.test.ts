@@ -104,6 +104,19 @@ describe('deployments API', () => {
     expect(fields).toEqual(['config.topics.out', 'config.topics.sneaky', 'parallelism.default', 'parallelism.operators.counts', 'parallelism.operators.nope']);
   });
 
+  it('refuses a bundle whose manifest declares topics outside the tenant, or operator ids workers cannot take', async () => {
+    const job = await buildJob(home, wordCountSource(`t.${tenant.tenantId}.in`, 'demo.out'));
+    const leaky = await insertBundle(config, tenant.tenantId, job, { name: 'leaky', topics: [`t.${tenant.tenantId}.in`, 'demo.out'] });
+    const res = await create({ name: `leaky-${suffix}`, bundleId: leaky });
+    expect(res.status).toBe(400);
+    expect(res.body.errors).toEqual([{ in: 'body', name: 'bundleId', reason: `the bundle uses topic "demo.out", outside "t.${tenant.tenantId}."` }]);
+
+    const dotted = await insertBundle(config, tenant.tenantId, job, { name: 'dotted', operatorIds: ['words.v2', 'counts'] });
+    const refused = await create({ name: `dotted-${suffix}`, bundleId: dotted });
+    expect(refused.status).toBe(400);
+    expect(refused.body.errors[0]).toMatchObject({ name: 'bundleId', reason: expect.stringContaining('"words.v2"') });
+  });
+
   it('answers 400 for a malformed id or cursor and 404 for an unknown or foreign deployment', async () => {
     expect((await client.get('/v1/deployments/nope')).body.errors[0]).toMatchObject({ in: 'path', name: 'id' });
     expect((await client.get('/v1/deployments?cursor=bogus!')).body.errors[0]).toMatchObject({ in: 'query', name: 'cursor' });

@@ -51,13 +51,20 @@ export async function buildJob(dir: string, source: string): Promise<BuiltJob> {
 
 /**
  * Stores a bundle as the bundles API does (object under tenants/<tenantId>/, row through RLS as the application
- * role), for tests of deployments that do not exercise the upload itself.
+ * role), for tests of deployments that do not exercise the upload itself, and for manifests the upload would refuse.
  */
 export async function insertBundle(
   config: WeirConfig,
   tenantId: string,
   job: BuiltJob,
-  { name = 'word-count', version = '1.0.0', operatorIds = WORD_COUNT_OPERATORS, maxParallelism = 32, defaultParallelism = 1 } = {},
+  {
+    name = 'word-count',
+    version = '1.0.0',
+    operatorIds = WORD_COUNT_OPERATORS,
+    maxParallelism = 32,
+    defaultParallelism = 1,
+    topics,
+  }: { name?: string; version?: string; operatorIds?: string[]; maxParallelism?: number; defaultParallelism?: number; topics?: string[] } = {},
 ): Promise<string> {
   const id = `b${randomBytes(12).toString('hex')}`;
   const key = `tenants/${tenantId}/bundles/${id}.js`;
@@ -67,7 +74,7 @@ export async function insertBundle(
   } finally {
     blobs.close();
   }
-  const manifest = { name, version, entryPoint: 'job.js', operatorIds, maxParallelism, defaultParallelism };
+  const manifest = { name, version, entryPoint: 'job.js', operatorIds, rulesSchema: { type: 'object' }, maxParallelism, defaultParallelism, ...(topics ? { topics } : {}) };
   const pool = createPool({ connectionString: config.WEIR_PG_URL, max: 1 });
   try {
     await withTenant(pool, tenantId, (client) =>

@@ -14,7 +14,7 @@ import { newDeploymentId } from './deployment-id';
 import { DeploymentConflictProblem } from './deployment.problems';
 import { DeploymentsRepository } from './deployments.repository';
 import type { BundleRefInput, CreateDeploymentBody, PatchDeploymentBody, UpgradeDeploymentBody } from './dto/deployment-input';
-import { resolveParallelism } from './parallelism';
+import { resolveParallelism, undispatchableOperators } from './parallelism';
 import { bundleTopicViolations, configTopicViolations } from './topic-namespace';
 
 export interface DeploymentHistory {
@@ -38,7 +38,12 @@ export class DeploymentsService {
     const created = await this.db.run(tenantId, async (client) => {
       const bundle = await this.resolveBundle(client, body.bundle, body.bundleId);
       const { parallelism, errors } = resolveParallelism(body.parallelism, bundle, 'parallelism');
-      errors.push(...configTopicViolations(tenantId, body.config?.topics), ...bundleTopicViolations(tenantId, bundle.topics, body.bundleId ? 'bundleId' : 'bundle'));
+      const field = body.bundleId ? 'bundleId' : 'bundle';
+      errors.push(
+        ...configTopicViolations(tenantId, body.config?.topics),
+        ...bundleTopicViolations(tenantId, bundle.topics, field),
+        ...undispatchableOperators(bundle, field),
+      );
       if (errors.length) throw new InvalidRequestProblem(errors);
       const slots = slotsFor(bundle, parallelism);
       await this.quotas.assertCanDeploy(client, tenantId, { parallelism: slots }, (c) => this.deployments.usage(c));
@@ -98,7 +103,7 @@ export class DeploymentsService {
         errors.push({ in: 'body', name: field, reason: `declares maxParallelism ${to.maxParallelism}, but the deployment's state has ${from.maxParallelism} key groups; use mode stateless` });
       }
       const resolved = resolveParallelism(body.parallelism, to, 'parallelism', current.pendingParallelism ?? current.parallelism);
-      errors.push(...resolved.errors, ...bundleTopicViolations(tenantId, to.topics, field));
+      errors.push(...resolved.errors, ...bundleTopicViolations(tenantId, to.topics, field), ...undispatchableOperators(to, field));
       if (errors.length) throw new InvalidRequestProblem(errors);
       const slots = await this.reserve(client, current, to, resolved.parallelism);
       return this.deployments.update(client, id, {

@@ -32,3 +32,13 @@ export function resolveParallelism(
   }
   return { parallelism, errors };
 }
+
+/** Operator ids as the worker protocol carries them (resourceId); manifests allow more ("." and up to 128). */
+const DISPATCHABLE_OPERATOR_ID = /^[A-Za-z0-9_-]{1,64}$/;
+
+/** Operators a run-subtasks command could not name: refused at deploy time rather than failing at dispatch. */
+export function undispatchableOperators(bundle: DeployableBundle, field: string): InvalidParameter[] {
+  const bad = bundle.operatorIds.filter((id) => !DISPATCHABLE_OPERATOR_ID.test(id));
+  if (!bad.length) return [];
+  return [{ in: 'body', name: field, reason: `operator ids ${bad.map((id) => JSON.stringify(id)).join(', ')} cannot be dispatched to workers (1-64 of A-Z, a-z, 0-9, "_", "-")` }];
+}
