@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { createWorkerReporter, type WorkerReporter } from '@weir/protocol';
 import type { SubtaskMetricsSnapshot } from '@weir/metrics';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EventPublisher } from '../../../apps/control-plane/src/graphql/events';
 import { WS_UNAUTHORIZED } from '../../../apps/control-plane/src/graphql/graphql.module';
 import { deleteQueues, deleteWorkers, eventually, startControlPlane, testConfig, uniquePrefix, type RunningControlPlane } from '../support/control-plane';
 import { createTestTenant, type TestTenant } from '../support/tenants';
@@ -125,6 +126,34 @@ describe('GraphQL subscriptions over graphql-ws', () => {
     expect(guessed.items).toEqual([]);
     expect(own.items).toEqual([]);
     expect(own.errors).toEqual([]);
+  });
+
+  it('pushes status changes published on one instance to subscribers of another', async () => {
+    const conn = connect(two, `Bearer ${tenantA.readKey}`);
+    await conn.connected;
+    const status = collect<{ deploymentStatus: { deploymentId: string; status: string; previousStatus: string | null; reason: string; at: string } }>(
+      conn.client,
+      'subscription ($id: ID!) { deploymentStatus(deploymentId: $id) { deploymentId status previousStatus desiredState reason at } }',
+      { id: deploymentA },
+    );
+    const publisher = one.app.get(EventPublisher);
+    const at = Date.now();
+    // Published until the subscription is live (pub/sub keeps no history).
+    const first = status.next();
+    let received = false;
+    void first.then(() => (received = true));
+    while (!received) {
+      await publisher.deploymentStatus(tenantA.tenantId, { deploymentId: deploymentA, status: 'RUNNING', previousStatus: 'STARTING', desiredState: 'RUNNING', reason: 'all subtasks running', at });
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect((await first).deploymentStatus).toEqual({
+      deploymentId: deploymentA,
+      status: 'RUNNING',
+      previousStatus: 'STARTING',
+      desiredState: 'RUNNING',
+      reason: 'all subtasks running',
+      at: new Date(at).toISOString(),
+    });
   });
 
   it('answers subscriptions with bad or foreign ids with errors, never a stack trace', async () => {

@@ -5,6 +5,7 @@ import type { GraphQLError, GraphQLFormattedError } from 'graphql';
 import type { Logger } from 'pino';
 import { ProblemException } from '../problems/problem.exception';
 import { graphqlRuntime } from './graphql-runtime';
+import { EventsUnavailableError } from './redis-pubsub';
 
 const CODE_BY_STATUS: Record<number, string> = {
   400: 'BAD_USER_INPUT',
@@ -41,7 +42,7 @@ export function formatGraphqlError(logger: Logger): (formatted: GraphQLFormatted
       const status = original.getStatus();
       return { ...base, message: original.message, extensions: { code: CODE_BY_STATUS[status] ?? 'BAD_REQUEST', status } };
     }
-    if (original instanceof DatabaseUnavailableError) {
+    if (original instanceof DatabaseUnavailableError || original instanceof EventsUnavailableError) {
       return { ...base, message: 'A service the control plane depends on is unavailable; retry later', extensions: { code: 'SERVICE_UNAVAILABLE', status: 503 } };
     }
     if (original instanceof graphqlRuntime.GraphQLError) {

@@ -7,6 +7,13 @@ import { closeRedis } from './events';
 
 /** Messages a slow subscriber may have queued before the oldest are dropped (metrics are superseded anyway). */
 export const SUBSCRIBER_QUEUE_LIMIT = 256;
+/** How long a new subscription waits for Redis to confirm SUBSCRIBE before it is refused as unavailable. */
+export const SUBSCRIBE_TIMEOUT_MS = 5_000;
+
+/** Redis could not confirm a subscription in time: the caller may retry (SERVICE_UNAVAILABLE). */
+export class EventsUnavailableError extends Error {
+  override readonly name = 'EventsUnavailableError';
+}
 
 type Listener = (message: unknown) => void;
 
@@ -100,11 +107,20 @@ export class RedisPubSub implements OnApplicationBootstrap, OnApplicationShutdow
     }
     set.add(listener);
     // SUBSCRIBE is idempotent and cheap; awaiting it for every subscriber means each one starts confirmed.
+    let timer: NodeJS.Timeout | undefined;
     try {
-      await this.redis.subscribe(channel);
+      await Promise.race([
+        this.redis.subscribe(channel),
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(new EventsUnavailableError('Redis did not confirm the subscription in time')), SUBSCRIBE_TIMEOUT_MS);
+        }),
+      ]);
     } catch (err) {
       await this.remove(channel, listener);
-      throw err;
+      if (err instanceof EventsUnavailableError) throw err;
+      throw new EventsUnavailableError(`subscribing failed: ${(err as Error).message}`, { cause: err });
+    } finally {
+      clearTimeout(timer);
     }
   }
 

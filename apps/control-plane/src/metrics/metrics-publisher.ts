@@ -61,12 +61,16 @@ export class MetricsPublisher implements OnApplicationBootstrap, OnModuleDestroy
       await Promise.all(
         jobs.map(async ({ tenantId, jobId }, i) => {
           if (snapshots[i].length === 0) return;
-          const metrics: DeploymentMetrics = toDeploymentMetrics(snapshots[i], now);
-          const json = JSON.stringify(metrics);
-          await Promise.all([
-            this.store.saveLatest(tenantId, jobId, json, this.staleAfterMs),
-            this.events.publish('metrics', tenantId, jobId, metrics),
-          ]);
+          try {
+            const metrics: DeploymentMetrics = toDeploymentMetrics(snapshots[i], now);
+            await Promise.all([
+              this.store.saveLatest(tenantId, jobId, JSON.stringify(metrics), this.staleAfterMs),
+              this.events.publish('metrics', tenantId, jobId, metrics),
+            ]);
+          } catch (err) {
+            // One job's bad snapshot (an undecodable histogram, say) must not hold back the others.
+            this.logger.warn({ err: { name: (err as Error).name, message: (err as Error).message }, tenantId, jobId }, 'merging a job’s metrics failed');
+          }
         }),
       );
       if (jobs.length < BATCH) return;
