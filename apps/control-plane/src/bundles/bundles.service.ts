@@ -7,9 +7,8 @@ import { ROOT_LOGGER } from '../control-plane-options';
 import { canonicalJson } from '../idempotency/fingerprint';
 import { IdempotencyService } from '../idempotency/idempotency.service';
 import { toPage, type Page } from '../pagination/cursor';
-import { InvalidRequestProblem, NotFoundProblem, ProblemException } from '../problems/problem.exception';
+import { NotFoundProblem, ProblemException } from '../problems/problem.exception';
 import { PROBLEM_TYPES } from '../problems/problem-details';
-import { parseInput } from '../validation/parse-input';
 import { QuotaService } from '../tenancy/quota.service';
 import { TenantDb } from '../tenancy/tenant-db';
 import { bundleObjectKey, newBundleId, stagingObjectKey, type Bundle } from './bundle';
@@ -19,7 +18,7 @@ import { BundlesRepository } from './bundles.repository';
 import { SizeLimitExceededError } from './digesting-limiter';
 import { BundleDto } from './dto/bundle.dto';
 import { encodeBundleKey } from './dto/bundle.input';
-import { manifestFieldSchema, type BundleManifest } from './manifest';
+import { parseManifestField, type BundleManifest } from './manifest';
 import { ClientGoneError, MAX_MANIFEST_BYTES, receiveBundleParts } from './multipart-bundle';
 
 /** Boundaries and part headers: generous, so a body that passes this check can still be cut off by the stream. */
@@ -61,7 +60,7 @@ export class BundlesService {
       throw new BundleTooLargeProblem(maxBundleBytes);
     }
     const { manifest, stored } = await receiveBundleParts<BundleManifest, StoredObject>(req, {
-      parseManifest: (raw) => parseManifest(raw),
+      parseManifest: parseManifestField,
       storeFile: async (file, m, signal) => {
         // Without a key a duplicate is refused before any byte is stored; with one it may be a replay (decided below).
         if (idempotencyKey === undefined && (await this.db.run(tenantId, (c) => this.bundles.exists(c, tenantId, m.name, m.version)))) {
@@ -153,14 +152,4 @@ export class BundlesService {
     }
     return err;
   }
-}
-
-function parseManifest(raw: string): BundleManifest {
-  let value: unknown;
-  try {
-    value = JSON.parse(raw);
-  } catch {
-    throw new InvalidRequestProblem([{ in: 'body', name: 'manifest', reason: 'must be a JSON object (it is not valid JSON)' }]);
-  }
-  return parseInput(manifestFieldSchema, { manifest: value }, 'body').manifest;
 }

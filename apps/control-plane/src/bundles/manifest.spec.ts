@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { InvalidRequestProblem } from '../problems/problem.exception';
-import { parseInput } from '../validation/parse-input';
-import { manifestFieldSchema } from './manifest';
+import { parseManifestField } from './manifest';
 
 const valid = {
   name: 'fraud-detector',
@@ -16,7 +15,7 @@ const valid = {
 
 function problemNames(manifest: unknown): string[] {
   try {
-    parseInput(manifestFieldSchema, { manifest }, 'body');
+    parseManifestField(JSON.stringify(manifest));
     return [];
   } catch (err) {
     expect(err).toBeInstanceOf(InvalidRequestProblem);
@@ -48,9 +47,15 @@ describe('bundle manifest', () => {
     [{ maxParallelism: 40_000 }, 'manifest.maxParallelism'],
     [{ slo: { objectiveMs: 500, percentile: 100, windowMinutes: 60, target: 0.99 } }, 'manifest.slo.percentile'],
     [{ slo: { objectiveMs: 500, percentile: 99, windowMinutes: 60, target: 99 } }, 'manifest.slo.target'],
-    [{ extra: true }, 'extra'],
+    [{ extra: true }, 'manifest.extra'],
+    [{ slo: { objectiveMs: 500, percentile: 99, windowMinutes: 60, target: 0.9, burn: 2 } }, 'manifest.slo.burn'],
   ])('names the bad field of %j', (patch, name) => {
     expect(problemNames({ ...valid, ...patch })).toContain(name);
+  });
+
+  it('names the manifest itself when it is not JSON or not an object', () => {
+    expect(() => parseManifestField('{"name":')).toThrow(InvalidRequestProblem);
+    expect(problemNames('a string')).toEqual(['manifest']);
   });
 
   it('names every missing field', () => {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { InvalidRequestProblem } from '../problems/problem.exception';
 import { rulesSchemaProblem } from './rules-schema';
 
 const SLUG = /^[a-z0-9]([a-z0-9-]{0,62}[a-z0-9])?$/;
@@ -63,5 +64,24 @@ export const bundleManifestSchema = z
 
 export type BundleManifest = z.infer<typeof bundleManifestSchema>;
 
-/** Wrapped so that problems name `manifest.<field>`. */
-export const manifestFieldSchema = z.strictObject({ manifest: bundleManifestSchema });
+/** The `manifest` multipart field: JSON, validated; an InvalidRequestProblem names each bad `manifest.<field>`. */
+export function parseManifestField(raw: string): BundleManifest {
+  let value: unknown;
+  try {
+    value = JSON.parse(raw);
+  } catch {
+    throw new InvalidRequestProblem([{ in: 'body', name: 'manifest', reason: 'must be a JSON object (it is not valid JSON)' }]);
+  }
+  const result = bundleManifestSchema.safeParse(value);
+  if (result.success) return result.data;
+  // Full paths, unknown keys included (manifest.slo.extra), so the caller sees exactly which field to fix.
+  throw new InvalidRequestProblem(
+    result.error.issues.flatMap((issue) => {
+      const at = ['manifest', ...issue.path.map(String)];
+      if (issue.code === 'unrecognized_keys') {
+        return issue.keys.map((key) => ({ in: 'body' as const, name: [...at, key].join('.'), reason: 'is not a recognised field' }));
+      }
+      return [{ in: 'body' as const, name: at.join('.'), reason: issue.message }];
+    }),
+  );
+}
