@@ -1,8 +1,14 @@
 import { type KeyedBroadcastContext, type KeyedBroadcastProcessFunction, listState, mapState } from '@weir/engine';
-import { aggregateInput, compare, type RuleLimits, type VersionedRule, WindowAggregate } from '@weir/rules';
+import { compare, type RuleLimits, type VersionedRule, WindowAggregate } from '@weir/rules';
 import type { Alert, RuledTransaction } from './messages';
 import { applyRuleMessage } from './rule-book';
 import type { Transaction } from './transaction';
+
+/**
+ * What the window keeps of a transaction: `[ts, ...numeric fields in name order]`. Rules aggregate only numeric
+ * fields, so the rest is not stored (a third of the bytes, and less to encode on every state flush).
+ */
+type WindowEntry = readonly number[];
 
 export interface EvaluatorOptions {
   readonly limits: RuleLimits;
@@ -12,8 +18,8 @@ export interface EvaluatorOptions {
 
 type Ctx = KeyedBroadcastContext<string, VersionedRule>;
 
-/** The key's transactions, bucketed by event time (bucket start → transactions). */
-const windowState = mapState<Transaction[]>('window');
+/** The key's transactions, bucketed by event time (bucket start → entries). */
+const windowState = mapState<WindowEntry[]>('window');
 /** Transactions waiting for the watermark to pass their timestamp, with the rule version that will judge them. */
 const pendingState = listState<RuledTransaction>('pending');
 
@@ -29,18 +35,30 @@ const pendingState = listState<RuledTransaction>('pending');
 export function ruleEvaluator(options: EvaluatorOptions): KeyedBroadcastProcessFunction<string, RuledTransaction, unknown, VersionedRule, Alert> {
   const { limits, bucketMs } = options;
   const bucketOf = (ts: number) => ts - (((ts % bucketMs) + bucketMs) % bucketMs);
+  const numericFields = Object.keys(limits.fields)
+    .filter((f) => limits.fields[f] === 'number')
+    .sort();
+  const slotOf = new Map(numericFields.map((f, i) => [f, i + 1]));
+  const entryOf = (tx: Transaction): WindowEntry => {
+    const record = tx as unknown as Record<string, unknown>;
+    return [tx.ts, ...numericFields.map((f) => (typeof record[f] === 'number' ? (record[f] as number) : NaN))];
+  };
 
   const judge = (item: RuledTransaction, ctx: Ctx): Alert | undefined => {
     const { rule, tx } = item;
     const from = tx.ts - rule.windowMs;
     const acc = new WindowAggregate(rule.function);
-    for (const [bucket, txs] of ctx.mapState(windowState).entries()) {
+    // COUNT reads slot 0 (the timestamp, always finite) and adds it like any value: count is what it uses.
+    const slot = rule.function === 'COUNT' ? 0 : (slotOf.get(rule.aggregateField ?? '') ?? -1);
+    if (slot < 0) return undefined;
+    for (const [bucket, entries] of ctx.mapState(windowState).entries()) {
       const start = Number(bucket);
       if (start + bucketMs - 1 <= from || start > tx.ts) continue;
-      for (const other of txs) {
-        if (other.ts <= from || other.ts > tx.ts) continue;
-        const value = aggregateInput(rule, other as unknown as Record<string, unknown>);
-        if (value !== undefined) acc.add(value);
+      for (const entry of entries) {
+        const ts = entry[0];
+        if (ts <= from || ts > tx.ts) continue;
+        const value = entry[slot];
+        if (Number.isFinite(value)) acc.add(value);
       }
     }
     const aggregate = acc.result();
@@ -64,8 +82,10 @@ export function ruleEvaluator(options: EvaluatorOptions): KeyedBroadcastProcessF
       const { tx, rule } = item;
       const window = ctx.mapState(windowState);
       const bucket = bucketOf(tx.ts);
-      window.put(String(bucket), [...(window.get(String(bucket)) ?? []), tx]);
-      ctx.timers.registerEventTimeTimer(bucket + bucketMs - 1 + rule.windowMs);
+      const entries = window.get(String(bucket));
+      window.put(String(bucket), entries ? [...entries, entryOf(tx)] : [entryOf(tx)]);
+      // One cleanup timer per bucket; a later version with a longer window is honoured when it fires (prune).
+      if (!entries) ctx.timers.registerEventTimeTimer(bucket + bucketMs - 1 + rule.windowMs);
       if (tx.ts <= ctx.timers.currentWatermark) {
         const alert = judge(item, ctx);
         if (alert) out.collect(alert, tx.ts);
