@@ -3,6 +3,7 @@ export {
   buildFraudJob,
   defineFraudJob,
   fraudRuleLimits,
+  fraudRulesSchema,
   tenantFraudTopics,
   DEFAULT_MAX_WINDOW_MS,
   DEMO_TOPICS,

@@ -18,7 +18,7 @@ import {
   type SinkSpec,
   type SourceSpec,
 } from '@weir/engine';
-import type { RuleLimits } from '@weir/rules';
+import { type RuleLimits, rulesSchemaFor } from '@weir/rules';
 import type { Alert, RuleAck, RuledTransaction } from './messages';
 import { evaluatorKey, ruleEvaluator } from './rule-evaluator';
 import { ruleRouter } from './rule-router';
@@ -86,6 +86,11 @@ export const DEFAULT_MAX_WINDOW_MS = 24 * 3_600_000;
 /** What rules of this job are validated against (also what `weir rules validate` uses). */
 export function fraudRuleLimits(maxWindowMs: number = DEFAULT_MAX_WINDOW_MS): RuleLimits {
   return { fields: TRANSACTION_FIELDS, maxWindowMs };
+}
+
+/** The JSON Schema a bundle of this job declares as its manifest's `rulesSchema`. */
+export function fraudRulesSchema(maxWindowMs: number = DEFAULT_MAX_WINDOW_MS): Record<string, unknown> {
+  return rulesSchemaFor(fraudRuleLimits(maxWindowMs));
 }
 
 /** The job over Kafka topics. */

@@ -62,6 +62,14 @@ describe('weir CLI', () => {
     expect((await run('rules', 'validate', await file('payer.json', valid), '--event-schema', schema)).out[0]).toMatch(/unknown field "payer"/);
   });
 
+  it('rules schema: prints the schema with the job limit written in', async () => {
+    const result = await run('rules', 'schema', '--max-window-ms', '60000');
+    expect(result.code).toBe(0);
+    const schema = JSON.parse(result.out.join('\n')) as { properties: { windowMs: { maximum: number }; aggregateField: { enum: string[] } } };
+    expect(schema.properties.windowMs.maximum).toBe(60_000);
+    expect(schema.properties.aggregateField.enum).toEqual(['amount', 'ts']);
+  });
+
   it('reports usage errors with exit 2: missing file, bad JSON, bad options', async () => {
     const missing = await run('rules', 'validate', join(dir, 'nope.json'));
     expect(missing.code).toBe(2);

@@ -1,9 +1,10 @@
 import { parseArgs } from 'node:util';
 import { type CliIo, type Command, EXIT, UsageError } from './command';
 import { generateTransactionsCommand } from './commands/generate-transactions';
+import { rulesSchemaCommand } from './commands/rules-schema';
 import { rulesValidateCommand } from './commands/rules-validate';
 
-export const COMMANDS: readonly Command[] = [generateTransactionsCommand, rulesValidateCommand];
+export const COMMANDS: readonly Command[] = [generateTransactionsCommand, rulesValidateCommand, rulesSchemaCommand];
 
 /** Runs `weir <command> [options]` and returns the exit code. */
 export async function runCli(argv: readonly string[], io: CliIo, commands: readonly Command[] = COMMANDS): Promise<number> {
