@@ -17,7 +17,7 @@ import { WindowOperator } from './operators/window-operator';
 import { type JobPlan, planJob } from './plan';
 import { type ChainEnvLike, type Clock, type DeadLetter, type DeadLetterQueue, systemClock } from './ports';
 import { InFlight, InputQueue } from './queue';
-import { Subtask, type SubtaskSnapshot } from './subtask';
+import { Subtask } from './subtask';
 import { restoredGeneratorIndex, restoredOffsets, restoredParts, restoreKeyed } from './restore';
 import {
   type CheckpointSnapshot,
@@ -27,6 +27,9 @@ import {
   type SubtaskContext,
 } from './running-job';
 import { present, type StageRuntime } from './stage-runtime';
+import { CheckpointCoordinator } from './checkpoint-coordinator';
+import { inBand } from './in-band';
+import { KafkaKeyGroupMoves, moveInMemory } from './key-group-moves';
 
 export { JobRunError } from './running-job';
 export type { CheckpointSnapshot, MemorySourceRecord, RunJobOptions, RunningJob, SubtaskContext } from './running-job';
@@ -73,13 +76,8 @@ class JobInstance implements RunningJob {
   private readonly memoryLetters: DeadLetter[] = [];
   private readonly closables: (() => Promise<void>)[] = [];
   private stopping: Promise<void> | null = null;
-  private kafkaMoves: Promise<void> = Promise.resolve();
-  private pendingCheckpoint: {
-    readonly checkpointId: number;
-    readonly expected: number;
-    readonly parts: SubtaskSnapshot[];
-    readonly resolve: (snapshot: CheckpointSnapshot) => void;
-  } | null = null;
+  private readonly kafkaMoves = new KafkaKeyGroupMoves();
+  private readonly checkpoints = new CheckpointCoordinator();
 
   constructor(
     private readonly definition: JobDefinition,
@@ -235,7 +233,7 @@ class JobInstance implements RunningJob {
       operator,
       dataChannels: upstream,
       broadcastChannels,
-      onSnapshot: (checkpointId, snapshot) => this.onSnapshot(checkpointId, snapshot),
+      onSnapshot: (checkpointId, snapshot) => this.checkpoints.onSnapshot(checkpointId, snapshot),
     });
   }
 
@@ -352,31 +350,7 @@ class JobInstance implements RunningJob {
     if (this.options.exchange === 'kafka') {
       return Promise.reject(new JobRunError('checkpoints over the Kafka exchange are not implemented yet'));
     }
-    if (this.pendingCheckpoint) {
-      return Promise.reject(new JobRunError(`checkpoint ${this.pendingCheckpoint.checkpointId} is still running`));
-    }
-    const subtasks = [...this.stages.values()].flatMap((rt) => present(rt.subtasks));
-    if (subtasks.some((s) => s.hasFinished)) {
-      return Promise.reject(new JobRunError('part of the job has finished; it takes no further checkpoints'));
-    }
-    const done = new Promise<CheckpointSnapshot>((resolve) => {
-      this.pendingCheckpoint = { checkpointId, expected: subtasks.length, parts: [], resolve };
-    });
-    for (const rt of this.stages.values()) {
-      for (const pump of present(rt.pumps)) pump.injectBarrier(checkpointId);
-      for (const input of present(rt.memoryInputs)) input.barrier(checkpointId, {});
-    }
-    return done;
-  }
-
-  private onSnapshot(checkpointId: number, part: SubtaskSnapshot): void {
-    const pending = this.pendingCheckpoint;
-    if (!pending || pending.checkpointId !== checkpointId) return;
-    pending.parts.push(part);
-    if (pending.parts.length === pending.expected) {
-      this.pendingCheckpoint = null;
-      pending.resolve({ checkpointId, subtasks: pending.parts });
-    }
+    return this.checkpoints.trigger(checkpointId, [...this.stages.values()]);
   }
 
   routingTable(operatorId: string): RoutingTable {
@@ -384,52 +358,15 @@ class JobInstance implements RunningJob {
     return rt.exchange?.table ?? rt.routing!;
   }
 
-  async moveKeyGroups(operatorId: string, moves: readonly KeyGroupMove[]): Promise<RoutingTable> {
+  moveKeyGroups(operatorId: string, moves: readonly KeyGroupMove[]): Promise<RoutingTable> {
     const rt = this.keyedStage(operatorId);
-    if (rt.exchange) {
-      return rt.exchange.move(moves, async (keyGroup, from, to) => {
-        const image = await this.inBand(rt.queues[from], () => rt.operators[from].releaseKeyGroup(keyGroup));
-        await this.inBand(rt.queues[to], () => rt.operators[to].adoptKeyGroup(keyGroup, image));
-      });
-    }
-    return this.moveOverKafka(rt, moves);
-  }
-
-  /**
-   * Over the Kafka exchange the records of a moving key group wait in its partition: the old owner stops reading it
-   * and hands over its state in-band after the records it already read; the new owner restores that state and
-   * reads on from the old owner's offset. Both subtasks must run in this process.
-   */
-  private async moveOverKafka(rt: StageRuntime, moves: readonly KeyGroupMove[]): Promise<RoutingTable> {
-    const run = this.kafkaMoves.then(async () => {
-      for (const { keyGroup, toSubtask } of moves) {
-        const from = rt.routing!.ownerOf(keyGroup);
-        if (from === toSubtask) continue;
-        const next = rt.routing!.withMoves([{ keyGroup, toSubtask }]);
-        if (!rt.operators[from] || !rt.operators[toSubtask]) {
-          throw new JobRunError(`moving key group ${keyGroup} needs subtasks ${from} and ${toSubtask} of "${rt.plan.id}" in this process`);
-        }
-        const fromPump = rt.pumps[from] as KafkaExchangePump;
-        const toPump = rt.pumps[toSubtask] as KafkaExchangePump;
-        const offset = await fromPump.release(keyGroup);
-        const image = await this.inBand(rt.queues[from], () => rt.operators[from].releaseKeyGroup(keyGroup));
-        await this.inBand(rt.queues[toSubtask], () => rt.operators[toSubtask].adoptKeyGroup(keyGroup, image));
-        await toPump.adopt(keyGroup, offset);
-        rt.routing = next;
-      }
-      return rt.routing!;
-    });
-    this.kafkaMoves = run.then(
-      () => undefined,
-      () => undefined,
-    );
-    return run;
+    return rt.exchange ? moveInMemory(rt, moves) : this.kafkaMoves.move(rt, moves);
   }
 
   snapshotKeyGroup(operatorId: string, keyGroup: number): Promise<Uint8Array> {
     const rt = this.keyedStage(operatorId);
     const owner = this.localOwner(rt, keyGroup);
-    return this.inBand(rt.queues[owner], async () => {
+    return inBand(rt.queues[owner], async () => {
       await rt.backends[owner].flush();
       return rt.backends[owner].snapshotKeyGroup(keyGroup);
     });
@@ -438,7 +375,7 @@ class JobInstance implements RunningJob {
   restoreKeyGroup(operatorId: string, keyGroup: number, image: Uint8Array): Promise<void> {
     const rt = this.keyedStage(operatorId);
     const owner = this.localOwner(rt, keyGroup);
-    return this.inBand(rt.queues[owner], () => rt.operators[owner].adoptKeyGroup(keyGroup, image));
+    return inBand(rt.queues[owner], () => rt.operators[owner].adoptKeyGroup(keyGroup, image));
   }
 
   push(sourceId: string, records: readonly { value: unknown; timestamp?: number }[], subtask = 0): void {
@@ -536,21 +473,7 @@ class JobInstance implements RunningJob {
     return input;
   }
 
-  /** Runs `fn` inside a subtask's loop, between the messages before and after it. */
-  private inBand<T>(queue: InputQueue, fn: () => Promise<T>): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
-      queue.offer({
-        kind: 'control',
-        run: async () => {
-          try {
-            resolve(await fn());
-          } catch (err) {
-            reject(err);
-          }
-        },
-      });
-    });
-  }
+
 }
 
 function range(n: number): number[] {
