@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  adminHeaders,
   capturingLog,
   closedPort,
   deleteQueues,
@@ -30,7 +31,7 @@ describe('unexpected failures', () => {
     });
 
     it('answers 503 problem details with a generic message, and logs the cause with the request id', async () => {
-      const res = await fetch(`${cp.url}/v1/workers`, { headers: { 'X-Request-Id': 'pg-down-1' } });
+      const res = await fetch(`${cp.url}/v1/workers`, { headers: adminHeaders({ 'X-Request-Id': 'pg-down-1' }) });
       expect(res.status).toBe(503);
       expect(res.headers.get('retry-after')).toBe('5');
       const text = await res.text();
@@ -57,7 +58,7 @@ describe('unexpected failures', () => {
     });
 
     it('answers 500 problem details without a stack or the driver message, and logs both', async () => {
-      const res = await fetch(`${cp.url}/v1/workers/some-worker`, { headers: { 'X-Request-Id': 'pg-auth-1' } });
+      const res = await fetch(`${cp.url}/v1/workers/some-worker`, { headers: adminHeaders({ 'X-Request-Id': 'pg-auth-1' }) });
       expect(res.status).toBe(500);
       expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
       const text = await res.text();

@@ -3,6 +3,7 @@ import { WORKER_EVENTS_QUEUE, type WorkerEvent } from '@weir/protocol';
 import { Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  adminHeaders,
   capturingLog,
   deleteQueues,
   deleteWorkers,
@@ -49,7 +50,7 @@ describe('two control-plane instances', () => {
     for (const id of ids) {
       for (const instance of instances) {
         await eventually(`${id} LOST on ${instance.url}`, async () => {
-          const res = await fetch(`${instance.url}/v1/workers/${id}`);
+          const res = await fetch(`${instance.url}/v1/workers/${id}`, { headers: adminHeaders() });
           if (res.status !== 200) return undefined;
           const worker = await readJson<WorkerBody>(res);
           return worker.status === 'LOST' ? worker : undefined;

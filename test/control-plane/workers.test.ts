@@ -4,6 +4,7 @@ import { Queue } from 'bullmq';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  adminHeaders,
   deleteQueues,
   deleteWorkers,
   eventually,
@@ -33,7 +34,7 @@ describe('worker registry', () => {
   let events: Queue;
 
   const getWorker = async (id: string) => {
-    const res = await fetch(`${cp.url}/v1/workers/${id}`);
+    const res = await fetch(`${cp.url}/v1/workers/${id}`, { headers: adminHeaders() });
     return res.status === 200 ? await readJson<WorkerBody>(res) : undefined;
   };
   const statusOf = (id: string, status: string) => async () => {
@@ -67,7 +68,7 @@ describe('worker registry', () => {
       expect(alive.runningSubtasks).toEqual(running);
 
       const listed = await eventually('the worker in the list', async () => {
-        const res = await fetch(`${cp.url}/v1/workers?limit=200&status=ALIVE`);
+        const res = await fetch(`${cp.url}/v1/workers?limit=200&status=ALIVE`, { headers: adminHeaders() });
         const page = await readJson<PageBody<WorkerBody>>(res);
         return page.items.find((w) => w.id === id);
       });
@@ -130,7 +131,7 @@ describe('worker registry', () => {
     let cursor: string | null = null;
     do {
       const query: string = cursor ? `limit=2&cursor=${encodeURIComponent(cursor)}` : 'limit=2';
-      const res = await fetch(`${cp.url}/v1/workers?${query}`);
+      const res = await fetch(`${cp.url}/v1/workers?${query}`, { headers: adminHeaders() });
       expect(res.status).toBe(200);
       const page = await readJson<PageBody<WorkerBody>>(res);
       expect(page.items.length).toBeLessThanOrEqual(2);
@@ -143,7 +144,7 @@ describe('worker registry', () => {
   });
 
   it('answers an unknown worker id with 404 problem details', async () => {
-    const res = await fetch(`${cp.url}/v1/workers/no-such-worker-${run}`, { headers: { 'X-Request-Id': `req-${run}` } });
+    const res = await fetch(`${cp.url}/v1/workers/no-such-worker-${run}`, { headers: adminHeaders({ 'X-Request-Id': `req-${run}` }) });
     expect(res.status).toBe(404);
     expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
     expect(await readJson<ProblemBody>(res)).toMatchObject({
@@ -158,7 +159,7 @@ describe('worker registry', () => {
   it.each([['limit=0'], ['limit=abc'], ['limit=1000'], ['limit=1&limit=2']])(
     'answers a bad limit (%s) with 400 problem details naming the parameter',
     async (query) => {
-      const res = await fetch(`${cp.url}/v1/workers?${query}`);
+      const res = await fetch(`${cp.url}/v1/workers?${query}`, { headers: adminHeaders() });
       expect(res.status).toBe(400);
       expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
       const problem = await readJson<ProblemBody>(res);
@@ -170,7 +171,7 @@ describe('worker registry', () => {
 
   it('answers a forged cursor, an unknown status and an unknown parameter with 400', async () => {
     for (const [query, name] of [['cursor=forged', 'cursor'], ['status=DEAD', 'status'], ['limt=5', 'limt']]) {
-      const res = await fetch(`${cp.url}/v1/workers?${query}`);
+      const res = await fetch(`${cp.url}/v1/workers?${query}`, { headers: adminHeaders() });
       expect(res.status, query).toBe(400);
       const problem = await readJson<ProblemBody>(res);
       expect(problem.errors?.map((e) => e.name)).toEqual([name]);

@@ -14,7 +14,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { eventChannel, type DeploymentStatusEvent } from '../../../apps/control-plane/src/graphql/events';
 import type { WorkerApp } from '../../../apps/worker/src/worker-app';
-import { deleteQueues, deleteWorkers, eventually, startControlPlane, testConfig, uniquePrefix, type RunningControlPlane } from '../support/control-plane';
+import { adminHeaders, deleteQueues, deleteWorkers, eventually, startControlPlane, testConfig, uniquePrefix, type RunningControlPlane } from '../support/control-plane';
 import { createTestTenant, type TestTenant } from '../support/tenants';
 import { api, buildJob, deleteTopics, ensureTopics, insertBundle, spawnWorker, startWorker, waitForDeployment, waitForStatus, wordCountSource, type Api } from './support';
 
@@ -37,6 +37,11 @@ describe('deployment dispatch', { timeout: 150_000 }, () => {
   let bundleId: string;
   let bundleV2: string;
   let client: Api;
+  /** The fleet is admin-only: the platform's view of one worker. */
+  const workerStatus = async (id: string) => {
+    const res = await fetch(`${instances[0].url}/v1/workers/${id}`, { headers: adminHeaders() });
+    return res.status === 200 ? ((await res.json()) as { status: string }).status : undefined;
+  };
   let viaOther: Api;
   const workers: WorkerApp[] = [];
   let lost: ChildProcess | undefined;
@@ -71,7 +76,7 @@ describe('deployment dispatch', { timeout: 150_000 }, () => {
     workers.push(worker);
     const runs = vi.spyOn(worker.supervisor, 'run');
     const stops = vi.spyOn(worker.supervisor, 'stop');
-    await eventually('worker registered', async () => ((await client.get(`/v1/workers/${workerIds[0]}`)).body?.status === 'ALIVE' ? true : undefined));
+    await eventually('worker registered', async () => ((await workerStatus(workerIds[0])) === 'ALIVE' ? true : undefined));
 
     // What GraphQL subscribers get: status changes on the tenant's Redis channel, from whichever instance moved it.
     const subscriber = new Redis(config.WEIR_REDIS_URL);
@@ -142,7 +147,7 @@ describe('deployment dispatch', { timeout: 150_000 }, () => {
 
   it('a worker lost without a goodbye: RECOVERING, then RUNNING on another worker', async () => {
     lost = spawnWorker(config, workerIds[1], join(home, 'lost'), SLOTS);
-    await eventually('the doomed worker registered', async () => ((await client.get(`/v1/workers/${workerIds[1]}`)).body?.status === 'ALIVE' ? true : undefined));
+    await eventually('the doomed worker registered', async () => ((await workerStatus(workerIds[1])) === 'ALIVE' ? true : undefined));
     const created = await client.post('/v1/deployments', { name: `wc-lost-${run}`, bundleId });
     expect(created.status).toBe(201);
     const id = created.body.id as string;

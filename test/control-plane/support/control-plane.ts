@@ -13,8 +13,15 @@ export function uniquePrefix(): string {
   return `weir-test-${randomBytes(4).toString('hex')}`;
 }
 
+export const TEST_ADMIN_TOKEN = `test-admin-${randomBytes(16).toString('hex')}`;
+
 export function testConfig(overrides: Record<string, string> = {}): WeirConfig {
-  return loadConfig({ ...process.env, WEIR_LOG_LEVEL: 'warn', ...overrides });
+  return loadConfig({ ...process.env, WEIR_LOG_LEVEL: 'warn', WEIR_ADMIN_TOKEN: TEST_ADMIN_TOKEN, ...overrides });
+}
+
+/** Headers of a platform administrator (the admin-only routes: tenants, the worker fleet). */
+export function adminHeaders(extra: Record<string, string> = {}): Record<string, string> {
+  return { authorization: `Bearer ${TEST_ADMIN_TOKEN}`, ...extra };
 }
 
 export interface RunningControlPlane {

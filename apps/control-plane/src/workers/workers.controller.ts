@@ -6,8 +6,11 @@ import { parseInput } from '../validation/parse-input';
 import { listWorkersQuerySchema, workerIdParamsSchema } from './dto/list-workers.query';
 import { WorkerDto, WorkerPageDto } from './dto/worker.dto';
 import { WORKER_STATUSES } from './worker';
+import { AdminOnly } from '../tenancy';
 import { WorkerRegistry } from './worker-registry.service';
 
+// The fleet is platform-wide (it names every tenant's running subtasks): platform administrators only.
+@AdminOnly()
 @ApiTags('workers')
 @ApiProblemResponse(500, 'Unexpected failure; the detail is generic and the request id is logged')
 @ApiProblemResponse(503, 'A dependency (Postgres) is unavailable; retry later')
