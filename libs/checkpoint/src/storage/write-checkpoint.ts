@@ -1,4 +1,4 @@
-import { createReadStream } from 'node:fs';
+import { createReadStream, ReadStream } from 'node:fs';
 import type { BlobStore } from '@weir/blob';
 import type { KeyGroupRange } from '@weir/state';
 import type { CheckpointPartInput, CompletedCheckpoint, WriteCheckpointCommand } from '../contract';
@@ -71,11 +71,16 @@ export async function writeCheckpoint(ctx: WriterContext, command: WriteCheckpoi
     for (const source of sources) unique.set(source.ref.sha256, source);
     const toUpload = [...unique.values()].filter((source) => !known.has(source.ref.sha256));
     const prefix = sharedPrefix(job);
-    await mapBounded(toUpload, ctx.concurrency, (source) =>
-      ctx.blob.put(prefix + source.ref.sha256, source.path ? createReadStream(source.path) : source.bytes!, {
-        contentType: 'application/octet-stream',
-      }),
-    );
+    await mapBounded(toUpload, ctx.concurrency, async (source) => {
+      const body = source.path ? createReadStream(source.path) : source.bytes!;
+      try {
+        await ctx.blob.put(prefix + source.ref.sha256, body, { contentType: 'application/octet-stream' });
+      } finally {
+        // A failed put may not have consumed the stream: close the file rather than leak its descriptor (and
+        // ignore errors of a stream no one reads any more, such as its file vanishing meanwhile).
+        if (body instanceof ReadStream) body.on('error', () => undefined).destroy();
+      }
+    });
 
     const manifest: CheckpointManifest = {
       format: MANIFEST_FORMAT,
