@@ -41,7 +41,7 @@ export async function waitFor<T>(what: string, timeoutMs: number, check: () => P
   throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}${last ? ` (${(last as Error).message})` : ''}`);
 }
 
-export async function getJson(url: string): Promise<{ status: number; body: unknown }> {
-  const res = await fetch(url, { signal: AbortSignal.timeout(5_000) });
+export async function getJson(url: string, headers: Record<string, string> = {}): Promise<{ status: number; body: unknown }> {
+  const res = await fetch(url, { headers, signal: AbortSignal.timeout(5_000) });
   return { status: res.status, body: await res.json().catch(() => null) };
 }

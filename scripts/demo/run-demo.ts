@@ -2,6 +2,7 @@
  * `npm run demo`: the control plane and one worker, a sample job shipped as a bundle through S3 and dispatched to
  * the worker over BullMQ, real records through Kafka, and a summary checked against what was sent.
  */
+import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { createBlobStore } from '@weir/blob';
@@ -30,23 +31,26 @@ async function main(): Promise<void> {
   const base = config.WEIR_CONTROL_PLANE_URL;
   const workerId = `demo-worker-${process.pid}`;
   const kafka = createKafkaConnector({ brokers: config.WEIR_KAFKA_BROKERS, clientId: 'weir-demo' });
-  const admin = kafka.admin();
+  const kafkaAdmin = kafka.admin();
   const deadLetters = `weir.${TENANT}.${JOB}.dead-letters`;
 
   say('starting the control plane and a worker (logs in .weir/logs/demo-*.log)');
-  const controlPlane = startProcess('apps/control-plane/src/main.ts', {}, join(logDir, 'demo-control-plane.log'));
+  // The demo is the platform's administrator for its run: the worker fleet is an admin-only view.
+  const adminToken = config.WEIR_ADMIN_TOKEN ?? `demo-admin-${randomBytes(16).toString('hex')}`;
+  const admin = { authorization: `Bearer ${adminToken}` };
+  const controlPlane = startProcess('apps/control-plane/src/main.ts', { WEIR_ADMIN_TOKEN: adminToken }, join(logDir, 'demo-control-plane.log'));
   const worker = startProcess('apps/worker/src/main.ts', { WEIR_WORKER_ID: workerId }, join(logDir, 'demo-worker.log'));
   const dispatcher = createCommandDispatcher(config);
   try {
     await waitFor('the control plane to be ready', 60_000, async () => ((await getJson(`${base}/health/ready`)).status === 200 ? true : undefined));
     await waitFor('the worker to register', 60_000, async () => {
-      const { status, body } = await getJson(`${base}/v1/workers/${workerId}`);
+      const { status, body } = await getJson(`${base}/v1/workers/${workerId}`, admin);
       return status === 200 && (body as { status: string }).status === 'ALIVE' ? true : undefined;
     });
     say(`control plane ready at ${base}; worker ${workerId} registered`);
 
-    await admin.deleteTopics([PAGE_VIEWS_TOPIC, VIEWS_PER_USER_TOPIC, deadLetters]);
-    await admin.ensureTopics([
+    await kafkaAdmin.deleteTopics([PAGE_VIEWS_TOPIC, VIEWS_PER_USER_TOPIC, deadLetters]);
+    await kafkaAdmin.ensureTopics([
       { topic: PAGE_VIEWS_TOPIC, partitions: SOURCE_PARALLELISM },
       { topic: VIEWS_PER_USER_TOPIC, partitions: 4 },
       { topic: deadLetters, partitions: 1 },
@@ -79,7 +83,7 @@ async function main(): Promise<void> {
       subtasks,
     });
     await waitFor('the job to run on the worker', 60_000, async () => {
-      const { body } = await getJson(`${base}/v1/workers/${workerId}`);
+      const { body } = await getJson(`${base}/v1/workers/${workerId}`, admin);
       const running = (body as { runningSubtasks?: { state: string }[] }).runningSubtasks ?? [];
       return running.length === subtasks.length && running.every((s) => s.state === 'RUNNING') ? true : undefined;
     });
@@ -124,7 +128,7 @@ async function main(): Promise<void> {
     const elapsedS = (Date.now() - started) / 1000;
     await reader.close();
 
-    const dead = await admin.offsets(deadLetters);
+    const dead = await kafkaAdmin.offsets(deadLetters);
     const deadLettered = dead.reduce((n, p) => n + Number(p.latest) - Number(p.earliest), 0);
     const windows = results.filter((r) => !r.user.startsWith('~'));
     const wrong = windows.filter((r) => fed.expected.get(`${r.user}@${r.windowStart}`) !== r.views);
@@ -132,7 +136,7 @@ async function main(): Promise<void> {
     const perUser = new Map<string, number>();
     for (const r of windows) perUser.set(r.user, (perUser.get(r.user) ?? 0) + r.views);
     const top = [...perUser].sort((a, b) => b[1] - a[1]).slice(0, 5);
-    const { body: workerView } = await getJson(`${base}/v1/workers/${workerId}`);
+    const { body: workerView } = await getJson(`${base}/v1/workers/${workerId}`, admin);
     const lat = latency.summary();
 
     await dispatcher.send(workerId, {
@@ -155,7 +159,7 @@ async function main(): Promise<void> {
     }
   } finally {
     await dispatcher.close();
-    await admin.close();
+    await kafkaAdmin.close();
     await worker.stop();
     await controlPlane.stop();
   }
