@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TransactionStream } from '@weir/datagen';
-import { runJob } from '@weir/engine';
+import { exchangeTopic, type JobDefinition, runJob, type RunJobOptions, type RunningJob } from '@weir/engine';
 import { type ConsumedRecord, createKafkaConnector, type KafkaAdmin, type KafkaConnector } from '@weir/kafka';
 import type { VersionedRule } from '@weir/rules';
 import { createStateBackend } from '@weir/state';
@@ -14,13 +14,13 @@ import { referenceAlerts } from './reference-evaluator';
 
 const BROKERS = (process.env.WEIR_KAFKA_BROKERS ?? '127.0.0.1:9092').split(',');
 const suffix = randomBytes(4).toString('hex');
-const topics = {
-  transactionsTopic: `test.fraud.tx.${suffix}`,
-  rulesTopic: `test.fraud.rules.${suffix}`,
-  alertsTopic: `test.fraud.alerts.${suffix}`,
-  ruleAcksTopic: `test.fraud.acks.${suffix}`,
-};
-const dlqTopic = `test.fraud.dlq.${suffix}`;
+const TENANT = 't-fraud';
+const topicsFor = (run: string) => ({
+  transactionsTopic: `test.fraud.tx.${run}.${suffix}`,
+  rulesTopic: `test.fraud.rules.${run}.${suffix}`,
+  alertsTopic: `test.fraud.alerts.${run}.${suffix}`,
+  ruleAcksTopic: `test.fraud.acks.${run}.${suffix}`,
+});
 
 const RULES: VersionedRule[] = [
   { ruleId: 'payer-spend', version: 1, state: 'ACTIVE', groupingKeys: ['payer'], aggregateField: 'amount', function: 'SUM', comparison: '>', limit: 2_000_000, windowMs: 2_000 },
@@ -56,14 +56,48 @@ async function readUntil(kafka: KafkaConnector, topic: string, partitions: numbe
 const parse = <T>(r: ConsumedRecord) => JSON.parse(r.value!.toString()) as T;
 const byId = (a: Alert, b: Alert) => (a.alertId < b.alertId ? -1 : a.alertId > b.alertId ? 1 : 0);
 
+type Layout = (job: JobDefinition, base: Omit<RunJobOptions, 'state'>, stateDir: string) => Promise<RunningJob[]>;
+
+const lsm = (dir: string, prefix: string): RunJobOptions['state'] => (ctx) => createStateBackend({ kind: 'lsm', path: join(dir, `${prefix}${ctx.operatorId}-${ctx.subtask}`) });
+
+/** One runner instance, memory exchange between the operators. */
+const oneInstance: Layout = async (job, base, dir) => [await runJob(job, { ...base, state: lsm(dir, 'a-') })];
+
+/** Two runner instances (as two workers would run them) splitting the keyed subtasks over the Kafka exchange. */
+const twoInstances: Layout = async (job, base, dir) => {
+  const common = { ...base, exchange: 'kafka' as const };
+  return [
+    await runJob(job, { ...common, subtasks: { 'route-by-rule': [0], 'evaluate-rules': [0] }, state: lsm(dir, 'a-') }),
+    await runJob(job, { ...common, subtasks: { transactions: [], rules: [], 'route-by-rule': [1], 'evaluate-rules': [1] }, state: lsm(dir, 'b-') }),
+  ];
+};
+
 describe('fraud-detection job on Kafka with LSM state', () => {
   let kafka: KafkaConnector;
   let admin: KafkaAdmin;
   let stateDir: string;
+  const created: string[] = [];
 
   beforeAll(async () => {
     kafka = createKafkaConnector({ brokers: BROKERS, clientId: 'weir-fraud-test' });
     admin = kafka.admin();
+    stateDir = await mkdtemp(join(tmpdir(), 'weir-fraud-'));
+  });
+
+  afterAll(async () => {
+    await admin.deleteTopics(created);
+    await admin.close();
+    await rm(stateDir, { recursive: true, force: true });
+  });
+
+  it.each([
+    ['in one runner (memory exchange)', 'mem', oneInstance],
+    ['in two runners splitting the subtasks (Kafka exchange)', 'kx', twoInstances],
+  ] as const)('raises exactly the alerts a reference evaluator computes over the generated transactions, %s', async (_title, run, layout) => {
+    const topics = topicsFor(run);
+    const dlqTopic = `test.fraud.dlq.${run}.${suffix}`;
+    const jobId = `fraud-${run}-${suffix}`;
+    created.push(...Object.values(topics), dlqTopic, exchangeTopic(TENANT, jobId, 'route-by-rule'), exchangeTopic(TENANT, jobId, 'evaluate-rules'));
     await admin.ensureTopics([
       { topic: topics.transactionsTopic, partitions: 2 },
       { topic: topics.rulesTopic, partitions: 1 },
@@ -71,28 +105,12 @@ describe('fraud-detection job on Kafka with LSM state', () => {
       { topic: topics.ruleAcksTopic, partitions: 1 },
       { topic: dlqTopic, partitions: 1 },
     ]);
-    stateDir = await mkdtemp(join(tmpdir(), 'weir-fraud-'));
-  });
-
-  afterAll(async () => {
-    await admin.deleteTopics([...Object.values(topics), dlqTopic]);
-    await admin.close();
-    await rm(stateDir, { recursive: true, force: true });
-  });
-
-  it('raises exactly the alerts a reference evaluator computes over the generated transactions', async () => {
-    const writer = kafka.writer({ writerId: `fraud-test-${suffix}` });
+    const writer = kafka.writer({ writerId: `fraud-test-${run}-${suffix}` });
     await writer.start();
     await writer.send(RULES.map((r) => ({ topic: topics.rulesTopic, key: r.ruleId, value: JSON.stringify(r) })));
 
-    const job = await runJob(buildFraudJob({ ...topics, maxWindowMs: 60_000, maxOutOfOrdernessMs: 200, idleTimeoutMs: 60_000 }), {
-      tenantId: 't-fraud',
-      jobId: `fraud-${suffix}`,
-      parallelism: { default: 2 },
-      kafka,
-      deadLetterTopic: dlqTopic,
-      state: (ctx) => createStateBackend({ kind: 'lsm', path: join(stateDir, `${ctx.operatorId}-${ctx.subtask}`) }),
-    });
+    const job = buildFraudJob({ ...topics, maxWindowMs: 60_000, maxOutOfOrdernessMs: 200, idleTimeoutMs: 60_000, maxParallelism: 8 });
+    const instances = await layout(job, { tenantId: TENANT, jobId, parallelism: { default: 2 }, kafka, deadLetterTopic: dlqTopic }, stateDir);
     try {
       // Transactions are sent only once every routing subtask acknowledged both rules: all of them are judged by them.
       const acks = (await readUntil(kafka, topics.ruleAcksTopic, 1, (rs) => rs.length >= 4)).map(parse<RuleAck>);
@@ -128,7 +146,7 @@ describe('fraud-detection job on Kafka with LSM state', () => {
       expect(letters[0].headers['weir-error']?.toString()).toMatch(/transaction field "payer" must be a non-empty string/);
     } finally {
       await writer.close();
-      await job.stop();
+      await Promise.all(instances.map((i) => i.stop()));
     }
   });
 });
