@@ -53,12 +53,17 @@ export class InputWatermarks {
   private recompute(): number | null {
     let min = MAX_WATERMARK;
     let active = 0;
+    let open = 0;
     for (let c = 0; c < this.marks.length; c++) {
-      if (this.idle[c] && !this.ended[c]) continue;
+      if (this.ended[c]) continue;
+      open++;
+      if (this.idle[c]) continue;
       active++;
       if (this.marks[c] < min) min = this.marks[c];
     }
-    if (active === 0 || min <= this.combined) return null;
+    // Ended channels never hold event time back; idle ones neither, but idle alone is no reason to advance it.
+    if (open > 0 && active === 0) return null;
+    if (min <= this.combined) return null;
     this.combined = min;
     return min;
   }
