@@ -62,7 +62,7 @@ export async function writeCheckpoint(ctx: WriterContext, command: WriteCheckpoi
   try {
     const base = await ctx.latest();
     const known = new Set(base ? referencedFiles(base.manifest).keys() : []);
-    const { operators, metadata, sources } = await describe(command, ctx.concurrency);
+    const { operators, metadata, sources } = await describeParts(command, ctx.concurrency);
     await ctx.blob.put(marker, encodeMarker({ startedAt, base: base?.manifest.checkpointId ?? null }), {
       contentType: 'application/json',
     });
@@ -111,7 +111,7 @@ export async function writeCheckpoint(ctx: WriterContext, command: WriteCheckpoi
 }
 
 /** Hashes every file and blob of the command and lays them out as the manifest's operators. */
-async function describe(command: WriteCheckpointCommand, concurrency: number) {
+async function describeParts(command: WriteCheckpointCommand, concurrency: number) {
   const sources: Source[] = [];
   const blobRefs = (blobs: Readonly<Record<string, Uint8Array>> | undefined): ManifestFileRef[] =>
     Object.entries(blobs ?? {})
