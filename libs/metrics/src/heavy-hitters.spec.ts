@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { MetricsArgumentError } from './errors';
 import { HeavyHitters } from './heavy-hitters';
-import { seededRandom, zipfSampler } from './test-support/zipf';
+import { seededRandom, zipfSampler } from '@weir/datagen';
 
 const KEYS = 100_000;
 const keyName = (rank: number) => `user-${(rank * 7919) % KEYS}`;

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { HeavyHitters } from './heavy-hitters';
 import { KeyGroupCounters } from './key-group-counters';
 import { mergeHeavyKeysAcrossOperators, mergeHeavyKeysOfOperator } from './heavy-key-merge';
-import { seededRandom, zipfSampler } from './test-support/zipf';
+import { seededRandom, zipfSampler } from '@weir/datagen';
 
 describe('mergeHeavyKeysOfOperator', () => {
   it('adds nothing for subtasks that never saw the key group, and sums split keys', () => {

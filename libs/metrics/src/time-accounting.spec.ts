@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { TimeAccounting } from './time-accounting';
-import { seededRandom } from './test-support/zipf';
+import { seededRandom } from '@weir/datagen';
 
 describe('TimeAccounting', () => {
   it('attributes each span to the state being left', () => {
