@@ -81,7 +81,7 @@ describe('reconciler', { timeout: 150_000 }, () => {
     await waitForStatus(client, id, 'CANCELLED');
   });
 
-  it("goes FAILED with the worker's reason when the worker refuses the run, and can then be suspended", async () => {
+  it("goes FAILED with the worker's reason when the worker refuses the run; restarts on request; can be suspended", async () => {
     // The manifest claims 64 key groups, the job itself declares 32: the job host refuses to start it.
     const mismatched = await insertBundle(config, tenant.tenantId, job, { version: '1.0.1-bad', maxParallelism: 64 });
     const created = await client.post('/v1/deployments', { name: `refused-${run}`, bundleId: mismatched });
@@ -91,6 +91,11 @@ describe('reconciler', { timeout: 150_000 }, () => {
     expect(failed.statusReason).toMatch(/refused it: .*maxParallelism 32, the deployment 64/);
     const history = await client.get(`/v1/deployments/${id}/history`);
     expect(history.body.runs[0]).toMatchObject({ runNo: 1, outcome: 'FAILED', endReason: expect.stringContaining('maxParallelism') });
+
+    // Asking for RUNNING again restarts it (and here it fails again, for the same reason).
+    expect((await client.patch(`/v1/deployments/${id}`, { desiredState: 'RUNNING' })).status).toBe(200);
+    const again = await waitForDeployment(client, id, 'failed again', (d) => d.status === 'FAILED' && d.runNo === 2);
+    expect(again.statusReason).toMatch(/refused it/);
 
     expect((await client.patch(`/v1/deployments/${id}`, { desiredState: 'SUSPENDED' })).status).toBe(200);
     await waitForStatus(client, id, 'SUSPENDED');

@@ -78,7 +78,11 @@ export class DeploymentsRepository {
     return { deployments: rows[0].n, totalParallelism: rows[0].slots };
   }
 
-  /** Applies a change the tenant asked for, and makes the deployment due for the reconciler at once. */
+  /**
+   * Applies a change the tenant asked for, and makes the deployment due for the reconciler at once. updated_at is
+   * the time of this statement (after the row lock), so a change made after the reconciler settled the deployment
+   * in FAILED or FINISHED reads as later than that transition: it asks for a restart.
+   */
   async update(
     client: PoolClient,
     id: string,
@@ -92,7 +96,7 @@ export class DeploymentsRepository {
          pending_parallelism = coalesce($3::jsonb, pending_parallelism),
          pending_upgrade = coalesce($4::jsonb, pending_upgrade),
          slots = coalesce($5, slots),
-         updated_at = now(), next_reconcile_at = now()
+         updated_at = clock_timestamp(), next_reconcile_at = now()
        WHERE id = $1 RETURNING ${DEPLOYMENT_COLUMNS}`,
       [
         id,

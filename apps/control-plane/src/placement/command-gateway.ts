@@ -1,6 +1,6 @@
-import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
+import { Inject, Injectable, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import type { WeirConfig } from '@weir/config';
-import { createCommandDispatcher, workerCommandsQueue, type CommandDispatcher } from '@weir/protocol';
+import { createCommandDispatcher, workerCommandsQueue, type CommandDispatcher, type WorkerCommand } from '@weir/protocol';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { WEIR_CONFIG } from '../control-plane-options';
@@ -15,17 +15,30 @@ import type { PlacementBundle } from './subtask-plan';
 export const runCommandKey = (deploymentId: string, runNo: number) => `${deploymentId}-run-${runNo}`;
 export const stopCommandKey = (deploymentId: string, runNo: number) => `${deploymentId}-run-${runNo}-stop`;
 
+/** Bounds on Redis round trips: a reconcile step holds a row lock, so it must fail (and retry later), never hang. */
+const SEND_TIMEOUT_MS = 5_000;
+const LOOKUP_TIMEOUT_MS = 2_000;
+
+export class CommandGatewayTimeoutError extends Error {
+  override readonly name = 'CommandGatewayTimeoutError';
+}
+
 /** The control plane's side of the worker protocol, for deployments: run, stop, and what became of a command. */
 @Injectable()
-export class CommandGateway implements OnModuleDestroy {
+export class CommandGateway implements OnApplicationBootstrap, OnModuleDestroy {
   private dispatcher: CommandDispatcher | undefined;
   private redis: Redis | undefined;
   private readonly queues = new Map<string, Queue>();
 
   constructor(@Inject(WEIR_CONFIG) private readonly config: WeirConfig) {}
 
+  /** Connects once the app starts (building it, as the OpenAPI generator does, connects to nothing). */
+  onApplicationBootstrap(): void {
+    this.commands();
+  }
+
   async sendRun(deployment: Deployment, run: DeploymentRun, bundle: PlacementBundle): Promise<void> {
-    await this.commands().send(run.workerId, {
+    await this.send(run.workerId, {
       v: 1,
       type: 'run-subtasks',
       idempotencyKey: runCommandKey(deployment.id, run.runNo),
@@ -40,7 +53,7 @@ export class CommandGateway implements OnModuleDestroy {
   }
 
   async sendStop(deployment: Deployment, run: DeploymentRun, reason: string): Promise<void> {
-    await this.commands().send(run.workerId, {
+    await this.send(run.workerId, {
       v: 1,
       type: 'stop-subtasks',
       idempotencyKey: stopCommandKey(deployment.id, run.runNo),
@@ -52,11 +65,19 @@ export class CommandGateway implements OnModuleDestroy {
     });
   }
 
-  /** Why the worker refused a run command for good (bad bundle, wrong max parallelism), or null. */
+  /** Why the worker refused a run command for good (bad bundle, wrong max parallelism), or null (also when unknown). */
   async runFailure(deploymentId: string, run: DeploymentRun): Promise<string | null> {
-    const job = await this.queue(run.workerId).getJob(runCommandKey(deploymentId, run.runNo));
-    if (!job || !job.finishedOn || !job.failedReason) return null;
-    return (await job.isFailed()) ? job.failedReason : null;
+    const lookup = async () => {
+      const job = await this.queue(run.workerId).getJob(runCommandKey(deploymentId, run.runNo));
+      if (!job || !job.finishedOn || !job.failedReason) return null;
+      return (await job.isFailed()) ? job.failedReason : null;
+    };
+    // Only a shortcut to FAILED: when Redis does not answer, the start timeout still applies.
+    return bounded(lookup(), LOOKUP_TIMEOUT_MS, 'look up a run command').catch(() => null);
+  }
+
+  private send(workerId: string, command: WorkerCommand): Promise<void> {
+    return bounded(this.commands().send(workerId, command), SEND_TIMEOUT_MS, `send ${command.type} to worker ${workerId}`);
   }
 
   async onModuleDestroy(): Promise<void> {
@@ -84,5 +105,17 @@ export class CommandGateway implements OnModuleDestroy {
       this.queues.set(workerId, queue);
     }
     return queue;
+  }
+}
+
+async function bounded<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new CommandGatewayTimeoutError(`${what}: no answer from Redis within ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
   }
 }

@@ -293,6 +293,14 @@ describe('resting states', () => {
     expect(to((await step('FAILED', { d: { pendingUpgrade: upgrade } })).next)).toBe('UPGRADING');
   });
 
+  it('FAILED and FINISHED start again when RUNNING is asked for after they settled', async () => {
+    const patchedLater = { desiredState: 'RUNNING' as const, statusChangedAt: later(1_000), updatedAt: later(2_000) };
+    expect(to((await step('FAILED', { d: patchedLater })).next)).toBe('STARTING');
+    expect(to((await step('FINISHED', { d: patchedLater })).next)).toBe('STARTING');
+    // The transition into FAILED itself stamps updated_at before status_changed_at: no restart loop.
+    expect(to((await step('FAILED', { d: { statusChangedAt: later(1_000), updatedAt: later(999) } })).next)).toBe('stay');
+  });
+
   it('FINISHED moves only on request; CANCELLED never moves', async () => {
     expect(to((await step('FINISHED')).next)).toBe('stay');
     expect(to((await step('FINISHED', { d: { desiredState: 'CANCELLED' } })).next)).toBe('CANCELLED');
