@@ -42,20 +42,21 @@ const config = testConfig({ WEIR_QUEUE_PREFIX: uniquePrefix(), WEIR_WORKER_HEART
 const workerId = `slo-worker-${randomBytes(3).toString('hex')}`;
 const deploymentId = `dep-slo-${randomBytes(4).toString('hex')}`;
 let app: RunningControlPlane;
+let second: RunningControlPlane;
 let tenant: TestTenant;
 let other: TestTenant;
 let reporter: WorkerReporter | undefined;
 const redis = new Redis(config.WEIR_REDIS_URL);
 
 beforeAll(async () => {
-  app = await startControlPlane(config);
+  [app, second] = await Promise.all([startControlPlane(config), startControlPlane(config)]);
   [tenant, other] = await Promise.all([createTestTenant(config), createTestTenant(config)]);
   await insertDeployment(config, tenant.tenantId, deploymentId);
 });
 
 afterAll(async () => {
   await reporter?.stop('test done');
-  await app?.close();
+  await Promise.allSettled([app?.close(), second?.close()]);
   await Promise.allSettled([tenant?.cleanup(), other?.cleanup()]);
   await deleteWorkers(config, [workerId]);
   await deleteQueues(config);
@@ -131,10 +132,11 @@ describe('latency SLOs', () => {
     await eventually('ten minutes pending', async () => ((await redis.zcard(keys.pendingMinutes)) >= 10 ? true : undefined));
     feeding = false;
 
-    const closer = app.app.get(SloMinuteCloser);
-    // Closing "two minutes from now", so that every fed minute is past its grace.
+    const closers = [app, second].map((instance) => instance.app.get(SloMinuteCloser));
+    // Both instances close at once, "two minutes from now" so that every fed minute is past its grace: each minute
+    // is closed by exactly one of them (one slo_minutes row each, below, and each evaluation pushed once).
     const after = await eventually('the last minute evaluated', async () => {
-      await closer.tick(Date.now() + 2 * MIN);
+      await Promise.all(closers.map((c) => c.tick(Date.now() + 2 * MIN)));
       const body = await readJson<SloBody>(await api(`/v1/slos/${slo.id}`, tenant.readKey));
       return body.status.evaluatedMinute === new Date(minutes[9]).toISOString() ? body : undefined;
     });
@@ -170,6 +172,7 @@ describe('latency SLOs', () => {
 
     // Every evaluation was pushed: ten updates, the breach and the recovery flagged.
     await eventually('ten sloStatus pushes', async () => (updates.items.length >= 10 ? true : undefined));
+    expect(updates.items).toHaveLength(10);
     expect(updates.items.map((u) => u.sloStatus.event).filter(Boolean)).toEqual(['BREACH', 'RECOVERED']);
     expect(updates.items[9].sloStatus).toMatchObject({ state: 'OK', goodMinutes: 9, badMinutes: 1 });
     await ws.client.dispose();
