@@ -1,0 +1,63 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import type { RolloutStatus, RuleSetVersion, SubtaskProgress } from '../rule-set';
+
+export class RuleSetVersionDto {
+  @ApiProperty() deploymentId!: string;
+  @ApiProperty({ description: 'Numbered 1, 2, 3 … per deployment; immutable' }) version!: number;
+  @ApiProperty({ type: 'array', items: { type: 'object' }, description: 'The rules, each as the bundle rulesSchema describes it' })
+  rules!: Record<string, unknown>[];
+  @ApiProperty() createdAt!: string;
+
+  static from(v: RuleSetVersion): RuleSetVersionDto {
+    return { deploymentId: v.deploymentId, version: v.version, rules: [...v.rules], createdAt: v.createdAt.toISOString() };
+  }
+}
+
+export class RuleSetVersionPageDto {
+  @ApiProperty({ type: [RuleSetVersionDto] }) items!: RuleSetVersionDto[];
+  @ApiProperty({ type: String, nullable: true }) nextCursor!: string | null;
+}
+
+export class SubtaskProgressDto {
+  @ApiProperty() operatorId!: string;
+  @ApiProperty() subtask!: number;
+  @ApiProperty() parallelism!: number;
+  @ApiProperty({ type: Number, nullable: true, description: "The rollout's version once this subtask acknowledged all of it" }) appliedVersion!: number | null;
+  @ApiProperty() acknowledgedRules!: number;
+  @ApiProperty({ type: 'array', items: { type: 'object' } }) rejected!: { ruleId: string; problems: string[] }[];
+  @ApiProperty({ type: String, nullable: true, description: 'Offset in the rules topic (its one partition) from which this subtask applies the version' })
+  rulesOffset!: string | null;
+  @ApiProperty({ type: String, nullable: true }) lastAckAt!: string | null;
+}
+
+export class RolloutDto {
+  @ApiProperty() id!: string;
+  @ApiProperty() deploymentId!: string;
+  @ApiProperty() version!: number;
+  @ApiProperty({ enum: ['ROLLOUT', 'ROLLBACK', 'SHADOW'] }) kind!: string;
+  @ApiProperty({ enum: ['ROLLING_OUT', 'ACTIVE', 'FAILED', 'SUPERSEDED'] }) phase!: string;
+  @ApiProperty() rulesTopic!: string;
+  @ApiProperty({ type: String, nullable: true }) rulesOffset!: string | null;
+  @ApiProperty() acknowledgedSubtasks!: number;
+  @ApiProperty({ type: Number, nullable: true, description: 'null until the first subtask acknowledged' }) totalSubtasks!: number | null;
+  @ApiProperty({ type: [SubtaskProgressDto] }) subtasks!: SubtaskProgressDto[];
+  @ApiPropertyOptional({ type: String, nullable: true }) message!: string | null;
+  @ApiProperty() createdAt!: string;
+  @ApiProperty({ type: String, nullable: true }) completedAt!: string | null;
+
+  static from(s: RolloutStatus): RolloutDto {
+    return {
+      id: s.id, deploymentId: s.deploymentId, version: s.version, kind: s.kind, phase: s.phase, rulesTopic: s.rulesTopic,
+      rulesOffset: s.rulesOffset, acknowledgedSubtasks: s.acknowledgedSubtasks, totalSubtasks: s.totalSubtasks,
+      subtasks: s.subtasks.map(subtaskDto), message: s.message, createdAt: s.createdAt.toISOString(), completedAt: s.completedAt?.toISOString() ?? null,
+    };
+  }
+}
+
+export class CreatedRuleSetVersionDto extends RuleSetVersionDto {
+  @ApiProperty({ type: RolloutDto }) rollout!: RolloutDto;
+}
+
+function subtaskDto(s: SubtaskProgress): SubtaskProgressDto {
+  return { ...s, rejected: s.rejected.map((r) => ({ ruleId: r.ruleId, problems: [...r.problems] })), lastAckAt: s.lastAckAt?.toISOString() ?? null };
+}

@@ -1,0 +1,37 @@
+import type { PoolClient } from '@weir/db';
+import { tenantTopicPrefix } from '../deployments/topic-namespace';
+
+/** The logical topic names a deployment's config maps to the job's rules input and acks output. */
+export const RULES_TOPIC_NAME = 'rules';
+export const ACKS_TOPIC_NAME = 'rule-acks';
+export const SHADOW_ALERTS_TOPIC_NAME = 'shadow-alerts';
+
+export interface RulesTarget {
+  readonly deploymentId: string;
+  readonly rulesSchema: Record<string, unknown>;
+  readonly rulesTopic: string;
+  readonly acksTopic: string;
+  readonly shadowAlertsTopic: string;
+}
+
+/**
+ * Where a deployment's rules go: the topics its config names (`config.topics.rules`, `config.topics["rule-acks"]`,
+ * already checked to lie under `t.<tenantId>.`), else `t.<tenantId>.<deploymentId>.rules` and so on. Null when the
+ * deployment does not exist for this tenant (RLS).
+ */
+export async function rulesTargetOf(client: PoolClient, tenantId: string, deploymentId: string): Promise<RulesTarget | null> {
+  const { rows } = await client.query<{ config: { topics?: Record<string, string> }; rules_schema: Record<string, unknown> | null }>(
+    `SELECT d.config, b.manifest -> 'rulesSchema' AS rules_schema FROM deployments d JOIN bundles b ON b.id = d.bundle_id WHERE d.id = $1`,
+    [deploymentId],
+  );
+  if (!rows[0]) return null;
+  const topics = rows[0].config.topics ?? {};
+  const fallback = (name: string) => `${tenantTopicPrefix(tenantId)}${deploymentId}.${name}`;
+  return {
+    deploymentId,
+    rulesSchema: rows[0].rules_schema ?? { type: 'object' },
+    rulesTopic: topics[RULES_TOPIC_NAME] ?? fallback(RULES_TOPIC_NAME),
+    acksTopic: topics[ACKS_TOPIC_NAME] ?? fallback(ACKS_TOPIC_NAME),
+    shadowAlertsTopic: topics[SHADOW_ALERTS_TOPIC_NAME] ?? fallback(SHADOW_ALERTS_TOPIC_NAME),
+  };
+}

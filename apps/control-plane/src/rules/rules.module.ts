@@ -1,0 +1,14 @@
+import { Module } from '@nestjs/common';
+import { RuleAcksCollector } from './rule-acks.collector';
+import { RulesController } from './rules.controller';
+import { RulesKafka } from './rules-kafka';
+import { RulesRepository } from './rules.repository';
+import { RulesService } from './rules.service';
+
+/** Rules of a deployment (docs/rules.md): versions, rollouts with per-subtask acks, rollback. */
+@Module({
+  controllers: [RulesController],
+  providers: [RulesRepository, RulesKafka, RuleAcksCollector, RulesService],
+  exports: [RulesService],
+})
+export class RulesModule {}
