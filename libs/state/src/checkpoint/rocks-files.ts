@@ -1,7 +1,8 @@
-import { copyFile, link, readdir, readFile, stat } from 'node:fs/promises';
+import { copyFile, link, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { StateCheckpointError } from '../errors';
 import type { LocalCheckpointFile } from './local-checkpoint';
+import { readManifest, tableFileName } from './rocks-manifest';
 
 /** RocksDB's immutable table files: hard-linked, never copied (they never change once written). */
 const IMMUTABLE = /^\d+\.sst$/;
@@ -51,4 +52,47 @@ export async function linkOrCopy(from: string, to: string): Promise<void> {
 
 async function currentManifest(dir: string): Promise<string> {
   return (await readFile(join(dir, 'CURRENT'), 'utf8')).trim();
+}
+
+/**
+ * Puts a consistent file set of the RocksDB directory `from` into `to` while background work goes on: reads the
+ * MANIFEST that CURRENT names, takes its live table files from it, hard-links them and writes the MANIFEST copy
+ * cut at its last complete record. Returns null when this cannot be done safely (a compaction deleted a live file
+ * before it was linked, CURRENT moved to a new MANIFEST, or the MANIFEST holds something the reader does not
+ * understand); `to` is then emptied and the caller retries or falls back to the suspend path. Call it after a
+ * memtable flush, with no writes in between (the backend's queue held).
+ */
+export async function linkLiveRocksFiles(from: string, to: string): Promise<LocalCheckpointFile[] | null> {
+  const manifestName = await currentManifest(from).catch(() => undefined);
+  if (manifestName === undefined || !/^MANIFEST-\d+$/.test(manifestName)) return null;
+  const manifest = readManifest(await readFile(join(from, manifestName)));
+  if (manifest === null) return null;
+  const files: LocalCheckpointFile[] = [];
+  try {
+    for (const table of manifest.tables) {
+      const name = tableFileName(table.number);
+      await linkOrCopy(join(from, name), join(to, name));
+      const size = (await stat(join(to, name))).size;
+      if (size !== table.size) throw new Error(`${name} has ${size} bytes, the MANIFEST says ${table.size}`);
+      files.push({ name, path: join(to, name), size });
+    }
+    if ((await currentManifest(from)) !== manifestName) throw new Error('CURRENT moved to a new MANIFEST');
+  } catch {
+    await emptyDir(to);
+    return null;
+  }
+  const copy = (await readFile(join(from, manifestName))).subarray(0, manifest.completeBytes);
+  await writeFile(join(to, manifestName), copy);
+  files.push({ name: manifestName, path: join(to, manifestName), size: copy.length });
+  await writeFile(join(to, 'CURRENT'), `${manifestName}\n`);
+  files.push({ name: 'CURRENT', path: join(to, 'CURRENT'), size: manifestName.length + 1 });
+  for (const name of (await readdir(from)).filter((n) => /^OPTIONS-\d+$/.test(n)).sort()) {
+    await copyFile(join(from, name), join(to, name));
+    files.push({ name, path: join(to, name), size: (await stat(join(to, name))).size });
+  }
+  return files.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+}
+
+export async function emptyDir(dir: string): Promise<void> {
+  for (const name of await readdir(dir)) await rm(join(dir, name), { recursive: true, force: true });
 }

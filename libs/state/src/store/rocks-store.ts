@@ -1,8 +1,11 @@
 import RocksDB from 'rocksdb-native';
 import type { LocalCheckpointFile } from '../checkpoint/local-checkpoint';
-import { linkRocksFiles } from '../checkpoint/rocks-files';
+import { emptyDir, linkLiveRocksFiles, linkRocksFiles } from '../checkpoint/rocks-files';
 import type { KeyRange } from '../keys/key-layout';
 import { SCAN_CHUNK_ENTRIES, type OrderedStore, type StoreEntry, type StoreWrite } from './ordered-store';
+
+/** Tries at linking the live files while compactions run, before falling back to suspending them. */
+const LIVE_LINK_ATTEMPTS = 3;
 
 /**
  * RocksDB (rocksdb-native) behind the ordered store interface: the LSM store of the keyed state backend.
@@ -24,14 +27,21 @@ export class RocksStore implements OrderedStore {
 
   /**
    * RocksDB has no checkpoint call in rocksdb-native, so this is its Checkpoint::CreateCheckpoint by hand: flush the
-   * memtable into an SST, suspend (background flushes, compactions and file deletions pause; new reads and writes
-   * queue in JS), hard-link the SSTs and copy CURRENT/MANIFEST/OPTIONS, resume. The hard links keep the SSTs alive
-   * after compaction deletes them from the live directory.
+   * memtable into an SST, then hard-link the live SSTs the MANIFEST names and copy the MANIFEST (cut at its last
+   * complete record), CURRENT and OPTIONS, while compactions go on; the hard links keep the SSTs alive after a
+   * compaction deletes them. If a compaction removes a live file before it is linked, it tries again; if that keeps
+   * happening or the MANIFEST is not understood, it suspends (PauseBackgroundWork: waits for a running compaction,
+   * then no flush, compaction or file deletion) and links every SST in the directory.
    */
   async checkpoint(dir: string): Promise<LocalCheckpointFile[]> {
     await this.db.flush();
+    for (let attempt = 0; attempt < LIVE_LINK_ATTEMPTS; attempt++) {
+      const files = await linkLiveRocksFiles(this.path, dir);
+      if (files !== null) return files;
+    }
     await this.db.suspend();
     try {
+      await emptyDir(dir);
       return await linkRocksFiles(this.path, dir);
     } finally {
       await this.db.resume();
