@@ -6,8 +6,9 @@
  * fill the state (random 100-byte values, 128 key groups), take one warm-up checkpoint (uploads everything), then
  * N checkpoints while a writer changes 1% of the keys per checkpoint interval (its batches run concurrently with
  * the checkpoint, so they queue behind the local part exactly as the engine's flushes would). Figures per
- * checkpoint: bytes uploaded ÷ state bytes, the local part (cache and memtable flush + hard links of the live files: what blocks state access)
- * and the whole checkpoint (local part + hashing + upload + manifest). Baseline, measured in the same run,
+ * checkpoint: bytes uploaded ÷ state bytes, the local part (cache and memtable flush + hard links of the live
+ * files: what blocks state access) and the whole checkpoint (local part + hashing + upload + manifest). Baseline,
+ * measured in the same run,
  * alternating with the incremental checkpoints: a full checkpoint of the same state (no base: every file
  * uploaded, what a non-incremental scheme pays). Then the restore of the latest checkpoint (download, verify,
  * open). Ends with one JSON line.
