@@ -91,25 +91,37 @@ export function ruleEvaluator(options: EvaluatorOptions): KeyedBroadcastProcessF
         if (alert) out.collect(alert, tx.ts);
         return;
       }
-      ctx.listState(pendingState).add(item);
-      ctx.timers.registerEventTimeTimer(tx.ts);
+      // One evaluation timer per key is enough: at the earliest pending timestamp (onTimer judges all that is due).
+      const pending = ctx.listState(pendingState);
+      let earliest = Infinity;
+      for (const p of pending.get()) if (p.tx.ts < earliest) earliest = p.tx.ts;
+      pending.add(item);
+      if (tx.ts < earliest) ctx.timers.registerEventTimeTimer(tx.ts);
     },
 
     onTimer(timestamp, _domain, ctx, out) {
+      // Everything at or behind the watermark is complete: judge it all now, not one timer at a time.
+      const now = Math.max(timestamp, ctx.timers.currentWatermark);
       const pending = ctx.listState(pendingState);
       const all = pending.get();
-      const due = all.filter((p) => p.tx.ts <= timestamp);
+      const due = all.filter((p) => p.tx.ts <= now);
       if (due.length > 0) {
         due.sort((a, b) => a.tx.ts - b.tx.ts || (a.tx.txId < b.tx.txId ? -1 : a.tx.txId > b.tx.txId ? 1 : 0));
         for (const item of due) {
           const alert = judge(item, ctx);
           if (alert) out.collect(alert, item.tx.ts);
         }
-        const rest = all.filter((p) => p.tx.ts > timestamp);
-        if (rest.length > 0) pending.update(rest);
-        else pending.clear();
+        const rest = all.filter((p) => p.tx.ts > now);
+        if (rest.length > 0) {
+          pending.update(rest);
+          let earliest = Infinity;
+          for (const p of rest) if (p.tx.ts < earliest) earliest = p.tx.ts;
+          ctx.timers.registerEventTimeTimer(earliest);
+        } else {
+          pending.clear();
+        }
       }
-      prune(timestamp, ctx);
+      prune(now, ctx);
     },
 
     processBroadcastElement(value, ctx) {
