@@ -3,7 +3,8 @@ import { createWorkerReporter, type WorkerReporter } from '@weir/protocol';
 import type { SubtaskMetricsSnapshot } from '@weir/metrics';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EventPublisher } from '../../../apps/control-plane/src/graphql/events';
-import { WS_UNAUTHORIZED } from '../../../apps/control-plane/src/graphql/graphql.module';
+import { MAX_SUBSCRIPTIONS_PER_CONNECTION, WS_UNAUTHORIZED } from '../../../apps/control-plane/src/graphql/graphql.module';
+import { RedisPubSub } from '../../../apps/control-plane/src/graphql/redis-pubsub';
 import { deleteQueues, deleteWorkers, eventually, startControlPlane, testConfig, uniquePrefix, type RunningControlPlane } from '../support/control-plane';
 import { createTestTenant, type TestTenant } from '../support/tenants';
 import { collect, connectWs, deleteEventKeys, insertDeployment, snapshotOf, type WsConnection } from './support';
@@ -154,6 +155,19 @@ describe('GraphQL subscriptions over graphql-ws', () => {
       reason: 'all subtasks running',
       at: new Date(at).toISOString(),
     });
+  });
+
+  it('refuses more than 100 operations on one connection', async () => {
+    const conn = connect(one, `Bearer ${tenantA.readKey}`);
+    await conn.connected;
+    const subs = Array.from({ length: MAX_SUBSCRIPTIONS_PER_CONNECTION }, () => collect(conn.client, METRICS, { id: deploymentA }));
+    const pubsub = one.app.get(RedisPubSub);
+    await eventually('the first hundred live', async () => (pubsub.channelCount >= 1 && subs.every((s) => s.errors.length === 0) ? true : undefined));
+    const extra = collect(conn.client, METRICS, { id: deploymentA });
+    await eventually('the extra one refused', async () => (extra.errors.length ? true : undefined));
+    expect(JSON.stringify(extra.errors)).toContain('TOO_MANY_SUBSCRIPTIONS');
+    expect(subs.every((s) => s.errors.length === 0)).toBe(true);
+    for (const sub of [...subs, extra]) sub.dispose();
   });
 
   it('answers subscriptions with bad or foreign ids with errors, never a stack trace', async () => {

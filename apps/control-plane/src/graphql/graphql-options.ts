@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import type { ApiKeyAuthenticator } from '../tenancy';
 import { authenticateContext, tokenOf, type GraphqlContext } from './graphql-auth';
 import { formatExecutionErrors, formatGraphqlError } from './graphql-errors';
+import { graphqlRuntime } from './graphql-runtime';
 
 export const GRAPHQL_PATH = '/graphql';
 
@@ -12,6 +13,8 @@ export const GRAPHQL_PATH = '/graphql';
 export const WS_UNAUTHORIZED = 4401;
 /** …and with this one (WebSocket's "try again later") when the key cannot be checked (Postgres down). */
 export const WS_TRY_AGAIN_LATER = 1013;
+/** Operations one graphql-ws connection may run at once; more are refused (TOO_MANY_SUBSCRIPTIONS). */
+export const MAX_SUBSCRIPTIONS_PER_CONNECTION = 100;
 
 interface ClosableSocket {
   close(code: number, reason: string): void;
@@ -56,6 +59,15 @@ export function graphqlOptions(authenticator: ApiKeyAuthenticator, logger: Logge
           }
           return false;
         },
+        // Bounds what one connection can hold open (each subscription keeps a listener and a queue).
+        onSubscribe: (ctx: WsContext) =>
+          Object.keys(ctx.subscriptions).length > MAX_SUBSCRIPTIONS_PER_CONNECTION
+            ? [
+                new graphqlRuntime.GraphQLError(`At most ${MAX_SUBSCRIPTIONS_PER_CONNECTION} operations per connection; complete some or open another connection`, {
+                  extensions: { code: 'TOO_MANY_SUBSCRIPTIONS' },
+                }),
+              ]
+            : undefined,
         // graphql-ws executes outside Apollo: format its errors the same way.
         onNext: (_ctx: unknown, _id: unknown, _payload: unknown, _args: unknown, result: ExecutionResult) =>
           result.errors ? { ...result, errors: formatExecutionErrors(formatError, result.errors) } : undefined,

@@ -11,7 +11,7 @@ import { EventsModule } from './events.module';
 import { graphqlOptions } from './graphql-options';
 import { GRAPHQL_RESOLVERS } from './resolvers';
 
-export { GRAPHQL_PATH, WS_TRY_AGAIN_LATER, WS_UNAUTHORIZED } from './graphql-options';
+export { GRAPHQL_PATH, MAX_SUBSCRIPTIONS_PER_CONNECTION, WS_TRY_AGAIN_LATER, WS_UNAUTHORIZED } from './graphql-options';
 
 /**
  * GraphQL at /graphql, code first: queries and mutations over HTTP, subscriptions over graphql-ws on the same path,
