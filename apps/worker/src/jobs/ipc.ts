@@ -16,16 +16,39 @@ export interface StartJobMessage {
   /** Where this job's LSM state lives on the worker's disk. */
   readonly stateDir: string;
   readonly deadLetterTopic: string;
+  /** Periodic checkpoints; absent: none (and at-least-once sinks). */
+  readonly checkpointing?: JobCheckpointing;
+  /** Start from this checkpoint or savepoint (`snapshotId: "latest"`: the newest usable checkpoint). */
+  readonly restoreFrom?: { readonly snapshotId: string; readonly location: string };
+  /** Restore even if the snapshot holds state of operators this bundle does not have (that state is dropped). */
+  readonly allowNonRestoredState?: boolean;
+}
+
+export interface JobCheckpointing {
+  readonly intervalMs: number;
+  readonly retain: number;
+  readonly delivery: 'exactly-once' | 'at-least-once';
 }
 
 export interface StopJobMessage {
   readonly type: 'stop';
+  /** Take this savepoint first (stop-with-savepoint); the job stops only if it was taken. */
+  readonly savepointId?: string;
 }
 
-export type ToJobHost = StartJobMessage | StopJobMessage;
+export interface SavepointMessage {
+  readonly type: 'savepoint';
+  readonly savepointId: string;
+}
+
+export type ToJobHost = StartJobMessage | StopJobMessage | SavepointMessage;
 
 export type FromJobHost =
   | { readonly type: 'started'; readonly stages: readonly { readonly operatorId: string; readonly parallelism: number }[] }
   | { readonly type: 'metrics'; readonly snapshots: readonly SubtaskMetricsSnapshot[] }
+  | { readonly type: 'restored'; readonly checkpointId: number; readonly manifestKey: string; readonly skipped: readonly { checkpointId: number; reason: string }[]; readonly recommittedEpochs: number }
+  | { readonly type: 'checkpoint'; readonly checkpointId: number; readonly savepointId: string | null; readonly manifestKey: string; readonly durationMs: number }
+  | { readonly type: 'checkpoint-failed'; readonly checkpointId: number; readonly message: string }
+  | { readonly type: 'savepoint-failed'; readonly savepointId: string; readonly message: string }
   | { readonly type: 'finished' }
   | { readonly type: 'failed'; readonly message: string };

@@ -18,6 +18,10 @@ export class JobProcess {
   failure: string | undefined;
   stages: readonly { operatorId: string; parallelism: number }[] = [];
   latestMetrics: readonly SubtaskMetricsSnapshot[] = [];
+  /** The newest checkpoint this job host completed (manifest on S3), and what its restore reported. */
+  latestCheckpoint: { checkpointId: number; manifestKey: string; durationMs: number } | null = null;
+  restored: Extract<FromJobHost, { type: 'restored' }> | null = null;
+  private readonly savepoints = new Map<string, { resolve: (key: string) => void; reject: (err: Error) => void }>();
   readonly exited: Promise<void>;
   private readonly child: ChildProcess;
 
@@ -33,6 +37,7 @@ export class JobProcess {
           this.state = 'FAILED';
           this.failure ??= `job host exited (code ${code}, signal ${signal})`;
         }
+        for (const id of [...this.savepoints.keys()]) this.settleSavepoint(id, new JobStartError(`job host exited before savepoint ${id} completed`));
         resolve();
       }),
     );
@@ -62,12 +67,45 @@ export class JobProcess {
     clearTimeout(timer);
   }
 
+  /** Takes a savepoint; resolves with its manifest key. A retried id returns the existing savepoint. */
+  savepoint(savepointId: string): Promise<string> {
+    return new Promise<string>((resolve, reject) => {
+      this.savepoints.set(savepointId, { resolve, reject });
+      this.post({ type: 'savepoint', savepointId });
+    });
+  }
+
+  /** Takes the savepoint, then stops; a savepoint that fails leaves the job running and rejects. */
+  async stopWithSavepoint(savepointId: string): Promise<string> {
+    if (this.state !== 'RUNNING') throw new JobStartError(`job ${this.start.jobId} is ${this.state}, not running`);
+    const taken = new Promise<string>((resolve, reject) => this.savepoints.set(savepointId, { resolve, reject }));
+    this.state = 'STOPPING';
+    this.post({ type: 'stop', savepointId });
+    try {
+      const key = await taken;
+      const timer = setTimeout(() => this.kill(), STOP_GRACE_MS);
+      await this.exited;
+      clearTimeout(timer);
+      return key;
+    } catch (err) {
+      if (this.state === 'STOPPING') this.state = 'RUNNING';
+      throw err;
+    }
+  }
+
   kill(): void {
     this.child.kill('SIGKILL');
   }
 
   private post(message: ToJobHost): void {
     if (this.child.connected) this.child.send(message);
+  }
+
+  private settleSavepoint(savepointId: string, error: Error | null, key = ''): void {
+    const waiter = this.savepoints.get(savepointId);
+    this.savepoints.delete(savepointId);
+    if (error) waiter?.reject(error);
+    else waiter?.resolve(key);
   }
 
   private onMessage(message: FromJobHost): void {
@@ -78,6 +116,18 @@ export class JobProcess {
         break;
       case 'metrics':
         this.latestMetrics = message.snapshots;
+        break;
+      case 'restored':
+        this.restored = message;
+        break;
+      case 'checkpoint':
+        if (message.savepointId) this.settleSavepoint(message.savepointId, null, message.manifestKey);
+        else this.latestCheckpoint = { checkpointId: message.checkpointId, manifestKey: message.manifestKey, durationMs: message.durationMs };
+        break;
+      case 'savepoint-failed':
+        this.settleSavepoint(message.savepointId, new JobStartError(`savepoint ${message.savepointId} failed: ${message.message}`));
+        break;
+      case 'checkpoint-failed':
         break;
       case 'finished':
         this.state = 'FINISHED';

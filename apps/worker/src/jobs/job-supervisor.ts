@@ -49,6 +49,9 @@ export class JobSupervisor {
       maxParallelism: command.maxParallelism,
       stateDir: join(this.options.stateRoot, command.tenantId, command.jobId),
       deadLetterTopic: this.options.deadLetterTopic(command.tenantId, command.jobId),
+      ...(command.checkpointing ? { checkpointing: command.checkpointing } : {}),
+      ...(command.restoreFrom ? { restoreFrom: command.restoreFrom } : {}),
+      ...(command.allowNonRestoredState ? { allowNonRestoredState: true } : {}),
     });
     this.jobs.set(key, job);
     try {
@@ -62,9 +65,18 @@ export class JobSupervisor {
   async stop(command: StopSubtasks): Promise<void> {
     if (this.applied.has(command.idempotencyKey)) return;
     const key = jobKey(command.tenantId, command.jobId);
-    await this.jobs.get(key)?.stop();
+    // Stop-with-savepoint: the job stops only once the savepoint is on S3 (a failure leaves it running, rejected).
+    if (command.savepoint) await this.jobs.get(key)?.stopWithSavepoint(command.savepoint.snapshotId);
+    else await this.jobs.get(key)?.stop();
     this.jobs.delete(key);
     this.applied.add(command.idempotencyKey);
+  }
+
+  /** Takes a savepoint of a job running here; resolves with its manifest key once it is on S3. */
+  async savepoint(tenantId: string, jobId: string, savepointId: string): Promise<string> {
+    const job = this.jobs.get(jobKey(tenantId, jobId));
+    if (!job || job.state !== 'RUNNING') throw new CommandRejectedError(`job ${jobId} does not run on this worker`);
+    return job.savepoint(savepointId);
   }
 
   runningSubtasks(): RunningSubtask[] {

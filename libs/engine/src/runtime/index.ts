@@ -14,3 +14,11 @@ export type { CollectedRecord } from './connectors/sink-writers';
 export { ExchangeError, type KeyGroupMove } from './exchange/exchange';
 export { UndeclaredStateError } from './keyed-state';
 export { exchangeTopic } from './exchange/kafka-exchange';
+export {
+  commitMarkerKey,
+  commitSinkEpoch,
+  sinkCommitsTopic,
+  sinkTransactionalId,
+  type EncodedSinkRecord,
+  type SinkEpoch,
+} from './connectors/exactly-once-sink';

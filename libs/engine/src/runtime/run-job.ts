@@ -1,4 +1,4 @@
-import type { KafkaConnector } from '@weir/kafka';
+import type { KafkaConnector, TopicSpec } from '@weir/kafka';
 import { SubtaskMetrics, type SubtaskMetricsSnapshot } from '@weir/metrics';
 import { RoutingTable } from '../keygroups';
 import type { JobDefinition, NodeSpec } from '../sdk/graph';
@@ -6,6 +6,8 @@ import { JobDefinitionError } from '../sdk/stream';
 import { BroadcastTerminal, type ChainNode, type ChainTerminal, KeyByTerminal, SinkTerminal, StatelessNode } from './chain';
 import { KafkaDeadLetters, MemoryDeadLetters } from './connectors/dead-letters';
 import { type CollectedRecord, KafkaSinkWriter, MemorySinkWriter, type SinkWriter } from './connectors/sink-writers';
+import { EpochSinkTerminal } from './connectors/epoch-sink-terminal';
+import { ExactlyOnceKafkaSinkWriter, sinkCommitsTopic } from './connectors/exactly-once-sink';
 import { SourceOutput } from './connectors/source-output';
 import { GeneratorPump, KafkaPump } from './connectors/sources';
 import type { BroadcastSender, KeyGroupMove, KeyedSender } from './exchange/exchange';
@@ -78,6 +80,8 @@ class JobInstance implements RunningJob {
   private stopping: Promise<void> | null = null;
   private readonly kafkaMoves = new KafkaKeyGroupMoves();
   private readonly checkpoints = new CheckpointCoordinator();
+  /** Exactly-once sink subtasks: sealed at barriers, committed by completeCheckpoint. */
+  private readonly epochWriters: ExactlyOnceKafkaSinkWriter[] = [];
 
   constructor(
     private readonly definition: JobDefinition,
@@ -117,7 +121,7 @@ class JobInstance implements RunningJob {
       throw new JobRunError(`the checkpoint holds state of operators this job does not have: ${unknown.join(', ')}`);
     }
     const kafkaExchange = this.options.exchange === 'kafka';
-    const topics: { topic: string; partitions: number }[] = [];
+    const topics: TopicSpec[] = [];
     for (const rt of this.stages.values()) {
       if (rt.plan.root.kind === 'source') continue;
       rt.routing = RoutingTable.initial(rt.plan.parallelism, this.definition.maxParallelism);
@@ -128,6 +132,10 @@ class JobInstance implements RunningJob {
         rt.exchange = new MemoryKeyedExchange(rt.queues, rt.routing);
         if (rt.plan.broadcastInput) rt.broadcast = new MemoryBroadcastExchange(rt.queues);
       }
+    }
+    if (this.options.delivery === 'exactly-once' && this.definition.nodes.some((n) => n.kind === 'sink' && n.spec.kind === 'kafka')) {
+      // Compacted: only the last marker per sink subtask matters to a restore.
+      topics.push({ topic: sinkCommitsTopic(this.tenantId, this.jobId), partitions: 1, config: { 'cleanup.policy': 'compact' } });
     }
     if (topics.length > 0) {
       const admin = this.options.kafka!.admin();
@@ -141,6 +149,8 @@ class JobInstance implements RunningJob {
       for (const rt of this.stages.values()) {
         for (const i of rt.local) await this.buildSubtask(rt, i);
       }
+      // Fence zombies of every exactly-once sink subtask before anything runs.
+      await Promise.all(this.epochWriters.map((w) => w.start()));
     } catch (err) {
       await this.closeAll();
       throw err;
@@ -248,7 +258,8 @@ class JobInstance implements RunningJob {
       case 'flatMap':
         return [new StatelessNode(node.kind, node.id, node.fn as (v: unknown) => unknown, env, this.buildChildren(node.id, env, terminals, rt))];
       case 'sink': {
-        const terminal = new SinkTerminal(this.sinkWriter(node, env.subtask), env);
+        const writer = this.sinkWriter(node, env.subtask);
+        const terminal = writer instanceof ExactlyOnceKafkaSinkWriter ? new EpochSinkTerminal(writer, env) : new SinkTerminal(writer, env);
         terminals.push(terminal);
         return [terminal];
       }
@@ -317,6 +328,13 @@ class JobInstance implements RunningJob {
   private sinkWriter(node: Extract<NodeSpec, { kind: 'sink' }>, subtask: number): SinkWriter {
     if (node.spec.kind === 'kafka') {
       if (!this.options.kafka) throw new JobRunError(`sink "${node.id}" writes Kafka but no KafkaConnector was given`);
+      if (this.options.delivery === 'exactly-once') {
+        const identity = { tenantId: this.tenantId, jobId: this.jobId, sinkId: node.id, subtask };
+        const eos = new ExactlyOnceKafkaSinkWriter(this.options.kafka, identity, node.spec, sinkCommitsTopic(this.tenantId, this.jobId));
+        this.epochWriters.push(eos);
+        this.closables.push(() => eos.close());
+        return eos;
+      }
       const writer = new KafkaSinkWriter(this.options.kafka, `weir-${this.tenantId}-${this.jobId}-${node.id}-${subtask}`, node.spec);
       this.closables.push(() => writer.close());
       return writer;
@@ -350,7 +368,14 @@ class JobInstance implements RunningJob {
     if (this.options.exchange === 'kafka') {
       return Promise.reject(new JobRunError('checkpoints over the Kafka exchange are not implemented yet'));
     }
-    return this.checkpoints.trigger(checkpointId, [...this.stages.values()]);
+    return this.checkpoints.trigger(checkpointId, [...this.stages.values()]).then(async (snapshot) => ({
+      ...snapshot,
+      sinkEpochs: await Promise.all(this.epochWriters.map((w) => w.sealedEpoch(checkpointId))),
+    }));
+  }
+
+  async completeCheckpoint(checkpointId: number): Promise<void> {
+    await Promise.all(this.epochWriters.map((w) => w.commit(checkpointId)));
   }
 
   routingTable(operatorId: string): RoutingTable {

@@ -3,6 +3,7 @@ import type { SubtaskMetricsSnapshot } from '@weir/metrics';
 import type { KeyedStateBackend } from '@weir/state';
 import type { RoutingTable } from '../keygroups';
 import type { CollectedRecord } from './connectors/sink-writers';
+import type { SinkEpoch } from './connectors/exactly-once-sink';
 import type { KeyGroupMove } from './exchange/exchange';
 import type { ParallelismOption } from './plan';
 import type { Clock, DeadLetter } from './ports';
@@ -46,6 +47,12 @@ export interface RunJobOptions {
    * job no longer has is refused (JobRunError naming it).
    */
   readonly restore?: CheckpointSnapshot;
+  /**
+   * Kafka sinks: 'at-least-once' (default) writes each batch at once (idempotent producer; a restart may repeat
+   * output since the last checkpoint); 'exactly-once' holds each epoch's output and commits it in a Kafka
+   * transaction when completeCheckpoint says the checkpoint is durable.
+   */
+  readonly delivery?: 'at-least-once' | 'exactly-once';
   /** Restored Kafka source offsets: source id → partition → next offset. */
   readonly sourceOffsets?: Readonly<Record<string, Readonly<Record<number, string>>>>;
 }
@@ -91,9 +98,16 @@ export interface RunningJob {
    * (source positions, key-group images, broadcast state). One checkpoint at a time; memory exchange only.
    */
   triggerCheckpoint(checkpointId: number): Promise<CheckpointSnapshot>;
+  /**
+   * The checkpoint is durable (its manifest is on S3): exactly-once sinks commit the epoch its barrier closed.
+   * Never call it for a checkpoint that was not stored.
+   */
+  completeCheckpoint(checkpointId: number): Promise<void>;
 }
 
 export interface CheckpointSnapshot {
   readonly checkpointId: number;
   readonly subtasks: readonly SubtaskSnapshot[];
+  /** Exactly-once sinks: each sink subtask's output since the previous barrier, committed once this is durable. */
+  readonly sinkEpochs?: readonly SinkEpoch[];
 }

@@ -35,6 +35,16 @@ export const runSubtasksSchema = z
     subtasks: z.array(subtaskAssignmentSchema).min(1).max(4096),
     /** Restore state from this checkpoint or savepoint before processing; absent for a fresh start. */
     restoreFrom: z.strictObject({ snapshotId: z.string().min(1).max(200), location: z.string().min(1).max(1024) }).optional(),
+    /** Restore even though the snapshot holds state of operators the bundle lacks (that state is dropped). */
+    allowNonRestoredState: z.boolean().optional(),
+    /** Periodic checkpoints and the sinks' delivery guarantee; absent: no checkpoints, at-least-once sinks. */
+    checkpointing: z
+      .strictObject({
+        intervalMs: z.number().int().min(100).max(86_400_000),
+        retain: z.number().int().min(1).max(100),
+        delivery: z.enum(['exactly-once', 'at-least-once']),
+      })
+      .optional(),
   })
   .superRefine((command, ctx) => {
     command.subtasks.forEach((s, i) =>
