@@ -12,6 +12,7 @@ import { SlosRepository } from './slos.repository';
 const CLOSE_EVERY_MS = 5_000;
 /** Minutes closed per round. */
 const BATCH = 100;
+const FOREIGN_KEY_VIOLATION = '23503';
 
 /**
  * Closes minutes: once a minute has ended (plus a grace for the last heartbeats carrying it), merges the minute's
@@ -67,9 +68,12 @@ export class SloMinuteCloser implements OnApplicationBootstrap, OnModuleDestroy 
       if ((await redis.zrem(keys.pendingMinutes, member)) !== 1) continue; // another instance took it
       const parsed = parseMinuteMember(member);
       if (!parsed) continue;
-      await this.close(parsed.tenantId, parsed.jobId, parsed.minuteStartMs).catch((err: Error) =>
-        this.logger.warn({ err: { name: err.name, message: err.message }, tenantId: parsed.tenantId, deploymentId: parsed.jobId }, 'closing an SLO minute failed'),
-      );
+      await this.close(parsed.tenantId, parsed.jobId, parsed.minuteStartMs).catch((err: Error) => {
+        const fields = { err: { name: err.name, message: err.message }, tenantId: parsed.tenantId, deploymentId: parsed.jobId };
+        // A job whose tenant does not exist (deleted since, or a worker misreporting): nothing to record it for.
+        if ((err as { code?: unknown }).code === FOREIGN_KEY_VIOLATION) this.logger.debug(fields, 'SLO minute of an unknown tenant dropped');
+        else this.logger.warn(fields, 'closing an SLO minute failed');
+      });
       closed++;
     }
     return closed;
