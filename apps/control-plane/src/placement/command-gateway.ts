@@ -5,6 +5,7 @@ import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { WEIR_CONFIG } from '../control-plane-options';
 import type { Deployment, DeploymentRun } from '../deployments/deployment';
+import { checkpointingOf } from '../savepoints/checkpointing-settings';
 import type { PlacementBundle } from './subtask-plan';
 
 /**
@@ -49,6 +50,7 @@ export class CommandGateway implements OnApplicationBootstrap, OnModuleDestroy {
       maxParallelism: bundle.maxParallelism,
       subtasks: run.subtasks.map((s) => ({ operatorId: s.operatorId, subtask: s.subtask, keyGroups: s.keyGroups.map(([a, b]) => [a, b] as [number, number]) })),
       ...(run.restoreFrom ? { restoreFrom: run.restoreFrom } : {}),
+      checkpointing: checkpointingOf(deployment.config),
     });
   }
 

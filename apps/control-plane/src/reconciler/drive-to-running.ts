@@ -1,4 +1,5 @@
 import type { DeploymentRun } from '../deployments/deployment';
+import { latestCheckpointOf } from '../savepoints/restore-points';
 import { goTo, openRun, stay, type Next, type ReconcileContext } from './state-machine';
 
 /**
@@ -34,7 +35,12 @@ async function place(ctx: ReconcileContext): Promise<Next> {
   const parallelism = deployment.pendingParallelism ?? deployment.parallelism;
   if (deployment.pendingUpgrade) await actions.adoptPendingUpgrade();
   if (deployment.pendingParallelism) await actions.adoptPendingParallelism();
-  const result = await actions.placeRun({ bundleId, parallelism, reason: `${deployment.status}: ${deployment.statusReason}` });
+  const result = await actions.placeRun({
+    bundleId,
+    parallelism,
+    reason: `${deployment.status}: ${deployment.statusReason}`,
+    restoreFrom: restoreFromFor(deployment),
+  });
   if (!result.placed) return stay(result.reason);
   // Dispatched by the next step, once this placement (the run row and its worker) is committed: a crash between
   // send and commit can then only resend the same key to the same worker, never pick another worker for it.
@@ -75,6 +81,15 @@ async function watchNewRun(ctx: ReconcileContext, run: DeploymentRun): Promise<N
       return stay();
     }
   }
+}
+
+/**
+ * A recovery or a rescale continues from the job's newest usable checkpoint (the job host finds it on S3, falls
+ * back past a damaged one, and starts fresh when none exists yet); other starts begin without state.
+ */
+function restoreFromFor(deployment: ReconcileContext['deployment']): DeploymentRun['restoreFrom'] {
+  if (deployment.status !== 'RECOVERING' && deployment.status !== 'RESCALING') return null;
+  return latestCheckpointOf(deployment.tenantId, deployment.id);
 }
 
 function lostReason(kind: 'worker-gone' | 'worker-restarted', run: DeploymentRun): string {

@@ -55,16 +55,32 @@ export class ReconcileRepository {
   async insertRun(
     client: PoolClient,
     d: Deployment,
-    run: { workerId: string; bundleId: string; subtasks: readonly SubtaskAssignment[]; slots: number; reason: string },
+    run: {
+      workerId: string;
+      bundleId: string;
+      subtasks: readonly SubtaskAssignment[];
+      slots: number;
+      reason: string;
+      restoreFrom?: DeploymentRun['restoreFrom'];
+    },
   ): Promise<DeploymentRun> {
     const rows = await q<RunRow>(
       client,
       'insert run',
       `WITH next AS (UPDATE deployments SET run_no = run_no + 1, updated_at = now() WHERE id = $2 RETURNING run_no)
-       INSERT INTO deployment_runs (tenant_id, deployment_id, run_no, worker_id, bundle_id, subtasks, slots, started_reason, placed_at)
-       SELECT $1, $2, next.run_no, $3, $4, $5, $6, $7, clock_timestamp() FROM next
+       INSERT INTO deployment_runs (tenant_id, deployment_id, run_no, worker_id, bundle_id, subtasks, slots, started_reason, restore_from, placed_at)
+       SELECT $1, $2, next.run_no, $3, $4, $5, $6, $7, $8, clock_timestamp() FROM next
        RETURNING ${RUN_COLUMNS}`,
-      [d.tenantId, d.id, run.workerId, run.bundleId, JSON.stringify(run.subtasks), run.slots, run.reason.slice(0, 1000)],
+      [
+        d.tenantId,
+        d.id,
+        run.workerId,
+        run.bundleId,
+        JSON.stringify(run.subtasks),
+        run.slots,
+        run.reason.slice(0, 1000),
+        run.restoreFrom ? JSON.stringify(run.restoreFrom) : null,
+      ],
     );
     return toRun(rows[0]);
   }

@@ -23,7 +23,13 @@ export type PlaceResult =
  */
 export interface ReconcileActions {
   /** Chooses a worker and records run `runNo + 1` for the deployment's current (or pending) bundle and parallelism. */
-  placeRun(options: { readonly bundleId: string; readonly parallelism: Parallelism; readonly reason: string }): Promise<PlaceResult>;
+  placeRun(options: {
+    readonly bundleId: string;
+    readonly parallelism: Parallelism;
+    readonly reason: string;
+    /** Where the run's state comes from (a checkpoint or savepoint); absent: it starts without state. */
+    readonly restoreFrom?: DeploymentRun['restoreFrom'];
+  }): Promise<PlaceResult>;
   /** Sends run-subtasks for the run, once (records dispatched_at). */
   dispatchRun(run: DeploymentRun): Promise<void>;
   /** Sends stop-subtasks for the run, once (records stop_sent_at). */

@@ -27,7 +27,7 @@ export class TransactionActions implements ReconcileActions {
     private readonly deps: ActionDeps,
   ) {}
 
-  async placeRun(options: { bundleId: string; parallelism: Parallelism; reason: string }): Promise<PlaceResult> {
+  async placeRun(options: { bundleId: string; parallelism: Parallelism; reason: string; restoreFrom?: DeploymentRun['restoreFrom'] }): Promise<PlaceResult> {
     const bundle = await this.deps.bundles.byId(this.client, options.bundleId);
     if (!bundle) return { placed: false, reason: `bundle ${options.bundleId} is gone` };
     const slots = slotsFor(bundle, options.parallelism);
@@ -42,6 +42,7 @@ export class TransactionActions implements ReconcileActions {
       subtasks: planSubtasks(bundle, options.parallelism),
       slots,
       reason: options.reason,
+      restoreFrom: options.restoreFrom ?? null,
     });
     return { placed: true, run };
   }

@@ -1,0 +1,42 @@
+import type { DeploymentConfig } from '../deployments/deployment';
+
+export interface CheckpointingSettings {
+  readonly intervalMs: number;
+  readonly retain: number;
+  readonly delivery: 'exactly-once' | 'at-least-once';
+}
+
+/** Deployment properties that tune checkpoints (strings, as every deployment property). */
+export const CHECKPOINT_INTERVAL_PROPERTY = 'checkpoint.interval-ms';
+export const CHECKPOINT_RETAIN_PROPERTY = 'checkpoint.retain';
+export const DELIVERY_PROPERTY = 'sink.delivery';
+
+export const DEFAULT_CHECKPOINTING: CheckpointingSettings = { intervalMs: 10_000, retain: 3, delivery: 'at-least-once' };
+
+export class CheckpointingSettingsError extends Error {
+  override readonly name = 'CheckpointingSettingsError';
+}
+
+/**
+ * A deployment's checkpoint interval (default 10 s), retained checkpoints (3) and sink delivery (at-least-once;
+ * exactly-once makes results visible only when the checkpoint that covers them completes).
+ */
+export function checkpointingOf(config: DeploymentConfig): CheckpointingSettings {
+  const p = config.properties ?? {};
+  const intervalMs = integer(p[CHECKPOINT_INTERVAL_PROPERTY], DEFAULT_CHECKPOINTING.intervalMs, 100, 86_400_000, CHECKPOINT_INTERVAL_PROPERTY);
+  const retain = integer(p[CHECKPOINT_RETAIN_PROPERTY], DEFAULT_CHECKPOINTING.retain, 1, 100, CHECKPOINT_RETAIN_PROPERTY);
+  const delivery = p[DELIVERY_PROPERTY] ?? DEFAULT_CHECKPOINTING.delivery;
+  if (delivery !== 'exactly-once' && delivery !== 'at-least-once') {
+    throw new CheckpointingSettingsError(`properties.${DELIVERY_PROPERTY} must be "exactly-once" or "at-least-once", not "${delivery}"`);
+  }
+  return { intervalMs, retain, delivery };
+}
+
+function integer(raw: string | undefined, fallback: number, min: number, max: number, name: string): number {
+  if (raw === undefined) return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min || n > max) {
+    throw new CheckpointingSettingsError(`properties.${name} must be an integer in [${min}, ${max}], not "${raw}"`);
+  }
+  return n;
+}
