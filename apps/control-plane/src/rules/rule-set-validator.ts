@@ -56,11 +56,21 @@ export function fraudLimitsOf(schema: Record<string, unknown>): RuleLimits | nul
 
 export type { Rule };
 
+/** Compiled schemas by their JSON text, oldest dropped first: a compile costs milliseconds, a swap should not. */
+const compiled = new Map<string, ValidateFunction>();
+const MAX_COMPILED = 64;
+
 function compile(schema: Record<string, unknown>): ValidateFunction {
-  // A fresh Ajv per call, as on upload: tenants' schemas must not accumulate in a shared instance.
+  const text = JSON.stringify(schema);
+  const hit = compiled.get(text);
+  if (hit) return hit;
+  // An Ajv per schema: tenants' schemas must not share an instance (a second schema with the same $id is refused).
   const options = { strict: false, allErrors: true, validateFormats: false } as const;
   const ajv = typeof schema.$schema === 'string' && DRAFT_07.test(schema.$schema) ? new Ajv(options) : new Ajv2020(options);
-  return ajv.compile(schema);
+  const fn = ajv.compile(schema);
+  if (compiled.size >= MAX_COMPILED) compiled.delete(compiled.keys().next().value!);
+  compiled.set(text, fn);
+  return fn;
 }
 
 function schemaProblem(e: ErrorObject, base: string): { path: string; message: string } {

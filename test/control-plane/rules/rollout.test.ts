@@ -1,0 +1,177 @@
+/**
+ * Rules of a deployment against the real services and a real worker running the fraud job: invalid rule sets
+ * refused naming field and problem; versions numbered and readable; a rollout acknowledged by every routing subtask;
+ * a swap under load where every transaction is judged by exactly one version, switching once per input channel;
+ * rollback to an earlier version in one call.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { KafkaConnector } from '@weir/kafka';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { WorkerApp } from '../../../apps/worker/src/worker-app';
+import { produceTransactions } from '../../../apps/cli/src/generate/produce-transactions';
+import type { Alert, FraudJobTopics } from '../../../examples/fraud-detection';
+import { api, deleteTopics, ensureTopics, startWorker, waitForStatus, type Api } from '../deployments/support';
+import { deleteQueues, deleteWorkers, startControlPlane, testConfig, uniquePrefix, type RunningControlPlane } from '../support/control-plane';
+import { createTestTenant, type TestTenant } from '../support/tenants';
+import { everyTx, ownerOf, parse, readUntil, uploadFraudBundle, waitForRollout } from './support';
+
+const run = randomBytes(3).toString('hex');
+
+describe('rules of a deployment: versions, rollouts, acks, swap under load, rollback', () => {
+  const config = testConfig({ WEIR_QUEUE_PREFIX: uniquePrefix(), WEIR_WORKER_HEARTBEAT_MS: '250' });
+  const workerId = `rules-worker-${run}`;
+  let home: string;
+  let cp: RunningControlPlane;
+  let worker: WorkerApp;
+  let tenant: TestTenant;
+  let kafka: KafkaConnector;
+  let topics: FraudJobTopics;
+  let client: Api;
+  let deploymentId: string;
+  const rulesPath = () => `/v1/deployments/${deploymentId}/rules`;
+
+  beforeAll(async () => {
+    home = await mkdtemp(join(tmpdir(), 'weir-rules-'));
+    tenant = await createTestTenant(config);
+    const p = `t.${tenant.tenantId}.${run}.`;
+    topics = { transactionsTopic: `${p}transactions`, rulesTopic: `${p}rules`, alertsTopic: `${p}alerts`, ruleAcksTopic: `${p}rule-acks` };
+    kafka = await ensureTopics(config, [topics.transactionsTopic, topics.alertsTopic], 2);
+    await ensureTopics(config, [topics.rulesTopic, topics.ruleAcksTopic], 1);
+    cp = await startControlPlane(config);
+    worker = await startWorker(config, workerId, join(home, 'worker'), 32);
+    client = api(() => cp.url, tenant.writeKey);
+    await uploadFraudBundle(cp.url, tenant.writeKey, topics);
+    const created = await client.post('/v1/deployments', {
+      name: 'fraud',
+      bundle: { name: 'fraud-detection', version: '1.0.0' },
+      parallelism: { default: 2 },
+      config: { topics: { transactions: topics.transactionsTopic, rules: topics.rulesTopic, alerts: topics.alertsTopic, 'rule-acks': topics.ruleAcksTopic } },
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    deploymentId = created.body.id as string;
+    await waitForStatus(client, deploymentId, 'RUNNING', 60_000);
+  });
+
+  afterAll(async () => {
+    await worker?.stop('test finished');
+    await cp?.close();
+    await tenant?.cleanup();
+    await deleteWorkers(config, [workerId]);
+    if (kafka) await deleteTopics(kafka, [...Object.values(topics ?? {}), `weir.${tenant?.tenantId}.${deploymentId}.dead-letters`]);
+    await deleteQueues(config);
+    await rm(home, { recursive: true, force: true });
+  });
+
+  it('refuses invalid rule sets with the field and the problem, and stores nothing', async () => {
+    const refused = async (rule: Record<string, unknown>) => {
+      const res = await client.post(rulesPath(), { rules: [rule] });
+      expect(res.status).toBe(400);
+      expect(res.headers.get('content-type')).toContain('application/problem+json');
+      return (res.body.errors as { name: string; reason: string }[]).map((e) => `${e.name}: ${e.reason}`);
+    };
+    expect(await refused({ ...everyTx(), limit: 'ten' })).toContainEqual(expect.stringMatching(/^rules\[0\]\.limit: .*number/));
+    expect(await refused({ ...everyTx(), colour: 'red' })).toContainEqual(expect.stringMatching(/^rules\[0\]\.colour: /));
+    expect(await refused({ ...everyTx(), comparison: '=>' })).toContainEqual(expect.stringMatching(/^rules\[0\]\.comparison: .*"=>".*>=/));
+    expect(await refused({ ...everyTx(), windowMs: 3_600_000 })).toContainEqual(expect.stringMatching(/^rules\[0\]\.windowMs: .*60000/));
+    expect(await refused({ ...everyTx(), groupingKeys: ['iban'] })).toContainEqual(expect.stringMatching(/^rules\[0\]\.groupingKeys\[0\]: .*iban/));
+    const empty = await client.post(rulesPath(), { rules: [] });
+    expect(empty.status).toBe(400);
+    expect((await client.get(rulesPath())).body.items).toEqual([]);
+    expect((await client.get(`/v1/deployments/d-does-not-exist/rules`)).status).toBe(404);
+  });
+
+  it('swaps v1 → v2 under load: each transaction judged by exactly one version, once per input channel; then rolls back', async () => {
+    const v1 = await client.post(rulesPath(), { rules: [everyTx(1)] });
+    expect(v1.status, JSON.stringify(v1.body)).toBe(201);
+    expect(v1.body.version).toBe(1);
+    const r1 = await waitForRollout(client, deploymentId, v1.body.rollout.id as string);
+    expect(r1.phase).toBe('ACTIVE');
+    const routing = r1.subtasks.filter((s) => s.operatorId === 'route-by-rule');
+    expect(routing.map((s) => [s.subtask, s.appliedVersion])).toEqual([[0, 1], [1, 1]]);
+    expect(routing.every((s) => s.rulesOffset === r1.rulesOffset && r1.rulesOffset !== null)).toBe(true);
+
+    // Transactions flow in chunks (seeds 100, 101, …) from before v2 (same rule, limit 0: still alerts on every
+    // transaction) is accepted until after every subtask acknowledged it: the swap lands inside the flow.
+    let flowing = true;
+    let chunks = 0;
+    const flow = (async () => {
+      while (flowing || chunks < 6) {
+        await produceTransactions(kafka, { seed: 100 + chunks, ratePerSec: 1_500 }, { topic: topics.transactionsTopic, count: 300, partitions: 2, writerId: `rules-p1-${run}-${chunks}` });
+        chunks++;
+      }
+    })();
+    await new Promise((r) => setTimeout(r, 1_000));
+    const v2 = await client.post(rulesPath(), { rules: [everyTx(0)] });
+    expect(v2.status).toBe(201);
+    expect(v2.body.version).toBe(2);
+    const r2 = await waitForRollout(client, deploymentId, v2.body.rollout.id as string);
+    const ackedAtChunk = chunks;
+    flowing = false;
+    await flow;
+    expect(r2.phase).toBe('ACTIVE');
+    expect(r2.subtasks.map((s) => s.appliedVersion)).toEqual([2, 2]);
+    const part1Count = chunks * 300;
+    // Sent after every subtask acknowledged v2: all judged by v2.
+    await produceTransactions(kafka, { seed: 12, ratePerSec: 1_500 }, { topic: topics.transactionsTopic, count: 1_000, partitions: 2, writerId: `rules-p2-${run}` });
+
+    // Rollback to v1 in one call: a new rollout of v1's content, acknowledged by every subtask.
+    const back = await client.post(`${rulesPath()}/rollback`, { toVersion: 1 });
+    expect(back.status, JSON.stringify(back.body)).toBe(201);
+    expect(back.body).toMatchObject({ version: 1, kind: 'ROLLBACK' });
+    const r3 = await waitForRollout(client, deploymentId, back.body.id as string);
+    expect(r3.phase).toBe('ACTIVE');
+    expect(r3.subtasks.map((s) => s.appliedVersion)).toEqual([1, 1]);
+    await produceTransactions(kafka, { seed: 13, ratePerSec: 1_500 }, { topic: topics.transactionsTopic, count: 500, partitions: 2, writerId: `rules-p3-${run}` });
+    const flush = { ts: Date.now() + 600_000, payer: 'flush', beneficiary: 'flush', card: 'flush', merchant: 'flush', amount: 1 };
+    const writer = kafka.writer({ writerId: `rules-flush-${run}` });
+    await writer.start();
+    await writer.send([0, 1].map((partition) => ({ topic: topics.transactionsTopic, partition, value: JSON.stringify({ ...flush, txId: `flush-${partition}` }) })));
+    await writer.close();
+
+    const txId = (r: Parameters<typeof parse>[0]) => parse<{ txId: string }>(r).txId;
+    const inputs = (await readUntil(kafka, topics.transactionsTopic, 2, (rs) => rs.length >= part1Count + 1_502)).filter((r) => !txId(r).startsWith('flush'));
+    expect(inputs).toHaveLength(part1Count + 1_500);
+    const alerts = (await readUntil(kafka, topics.alertsTopic, 2, (rs) => rs.length >= part1Count + 1_500, 1_500)).map(parse<Alert>).filter((a) => !a.txId.startsWith('flush'));
+    const versionOf = new Map<string, number[]>();
+    for (const a of alerts) versionOf.set(a.txId, [...(versionOf.get(a.txId) ?? []), a.ruleVersion]);
+    // None lost, none judged twice.
+    expect(alerts).toHaveLength(part1Count + 1_500);
+    expect(inputs.every((r) => versionOf.get(txId(r))?.length === 1)).toBe(true);
+
+    // Part 1, per input channel (source partition → routing subtask) in offset order: v1 … v1 v2 … v2.
+    const history = await client.get(`/v1/deployments/${deploymentId}/history`);
+    const ranges = (history.body.runs as { subtasks: { operatorId: string; subtask: number; keyGroups: number[][] }[] }[])[0].subtasks
+      .filter((s) => s.operatorId === 'route-by-rule');
+    const channels = new Map<string, number[]>();
+    const part1Inputs = inputs.filter((r) => /^tx-1\d\d-/.test(txId(r))).sort((a, b) => a.partition - b.partition || Number(a.offset) - Number(b.offset));
+    expect(part1Inputs).toHaveLength(part1Count);
+    for (const r of part1Inputs) {
+      const channel = `${r.partition}->${ownerOf(ranges, txId(r))}`;
+      channels.set(channel, [...(channels.get(channel) ?? []), versionOf.get(txId(r))![0]]);
+    }
+    for (const [, versions] of channels) {
+      const switchAt = versions.indexOf(2) === -1 ? versions.length : versions.indexOf(2);
+      expect(versions.slice(0, switchAt).every((v) => v === 1)).toBe(true);
+      expect(versions.slice(switchAt).every((v) => v === 2)).toBe(true);
+    }
+    expect([...channels.values()].flat()).toContain(1);
+    expect([...channels.values()].flat()).toContain(2);
+    // Chunks produced after the acks: v2 only.
+    expect(inputs.filter((r) => Number(/^tx-1(\d\d)-/.exec(txId(r))?.[1] ?? -1) > ackedAtChunk).every((r) => versionOf.get(txId(r))![0] === 2)).toBe(true);
+    expect(inputs.filter((r) => txId(r).startsWith('tx-12-')).every((r) => versionOf.get(txId(r))![0] === 2)).toBe(true);
+    expect(inputs.filter((r) => txId(r).startsWith('tx-13-')).every((r) => versionOf.get(txId(r))![0] === 1)).toBe(true);
+
+    // Versions are listed newest first with cursor pagination, each readable alone.
+    const page1 = await client.get(`${rulesPath()}?limit=1`);
+    expect(page1.body.items.map((v: { version: number }) => v.version)).toEqual([2]);
+    const page2 = await client.get(`${rulesPath()}?limit=1&cursor=${page1.body.nextCursor as string}`);
+    expect(page2.body.items.map((v: { version: number }) => v.version)).toEqual([1]);
+    expect(page2.body.nextCursor).toBeNull();
+    expect((await client.get(`${rulesPath()}/1`)).body.rules).toEqual([everyTx(1)]);
+    expect((await client.get(`${rulesPath()}/9`)).status).toBe(404);
+  });
+});
+
