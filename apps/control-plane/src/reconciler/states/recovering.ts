@@ -3,6 +3,6 @@ import type { StateHandler } from '../state-machine';
 
 /**
  * The run's worker is lost (or restarted without the job): write the run off and place a new one on a live
- * worker. The new run starts without state: recovery from checkpoints arrives with issue 5.
+ * worker. The new run restores the latest usable checkpoint (drive-to-running: restoreFromFor).
  */
 export const recovering: StateHandler = (ctx) => driveToRunning(ctx);

@@ -1,0 +1,103 @@
+/**
+ * A truncated checkpoint file: the job host's restore skips that checkpoint, says which file and why, and restores
+ * the previous one.
+ */
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import { createBlobStore } from '@weir/blob';
+import { CheckpointStore } from '@weir/checkpoint';
+import { loadConfig } from '@weir/config';
+import { sinkCommitsTopic } from '@weir/engine';
+import { createKafkaConnector, type KafkaConnector } from '@weir/kafka';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { JobProcess } from '../../apps/worker/src/jobs/job-process';
+import { EXACTLY_ONCE, inputRecords, removeJobData, startJobHost, tempDir, writeBundle } from './support';
+
+const run = randomBytes(4).toString('hex');
+const TENANT = `fallback${run}`;
+const JOB = 'totals';
+const IN = `test.fallback.in.${run}`;
+const OUT = `test.fallback.out.${run}`;
+
+describe('recovery from a damaged checkpoint', () => {
+  let kafka: KafkaConnector;
+  let dir: string;
+  let bundlePath: string;
+  const hosts: JobProcess[] = [];
+  const blob = createBlobStore(loadConfig({ ...process.env, WEIR_LOG_LEVEL: 'warn' }));
+  const store = new CheckpointStore(blob);
+
+  beforeAll(async () => {
+    kafka = createKafkaConnector({ brokers: (process.env.WEIR_KAFKA_BROKERS ?? '127.0.0.1:9092').split(','), clientId: 'weir-test' });
+    const admin = kafka.admin();
+    await admin.ensureTopics([{ topic: IN, partitions: 2 }, { topic: OUT, partitions: 1 }]);
+    await admin.close();
+    dir = await tempDir();
+    bundlePath = await writeBundle(dir, IN, OUT);
+  });
+
+  afterAll(async () => {
+    for (const h of hosts) h.kill();
+    const admin = kafka.admin();
+    await admin.deleteTopics([IN, OUT, sinkCommitsTopic(TENANT, JOB), `weir.${TENANT}.${JOB}.dead-letters`]).catch(() => undefined);
+    await admin.close();
+    await removeJobData(TENANT, dir);
+    blob.close();
+  });
+
+  const start = async (incarnation: number): Promise<JobProcess> => {
+    const host = startJobHost({
+      tenantId: TENANT,
+      jobId: JOB,
+      bundlePath,
+      parallelism: { in: 2, totals: 2 },
+      maxParallelism: 32,
+      stateDir: join(dir, `state-${incarnation}`),
+      deadLetterTopic: `weir.${TENANT}.${JOB}.dead-letters`,
+      checkpointing: EXACTLY_ONCE,
+      ...(incarnation > 0 ? { restoreFrom: { snapshotId: 'latest', location: `tenants/${TENANT}/jobs/${JOB}/` } } : {}),
+    });
+    hosts.push(host);
+    await host.run();
+    return host;
+  };
+
+  it('skips the checkpoint with a truncated file, names it, and restores the previous one', async () => {
+    const writer = kafka.writer({ writerId: `test-fallback-${run}` });
+    await writer.start();
+    const host = await start(0);
+    // Two checkpoints that differ: input between them changes key groups' state.
+    let produced = 0;
+    const deadline = Date.now() + 30_000;
+    while ((host.latestCheckpoint?.checkpointId ?? 0) < 3) {
+      if (Date.now() > deadline) throw new Error(`fewer than 3 checkpoints within 30 s (${host.state} ${host.failure ?? ''})`);
+      await writer.send(inputRecords(IN, produced, produced + 200, 2));
+      produced += 200;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    host.kill();
+    await host.exited;
+    await writer.close();
+
+    const refs = (await store.list({ tenantId: TENANT, jobId: JOB })).filter((r) => r.kind === 'checkpoint');
+    const latest = await store.read(refs[refs.length - 1]);
+    const previous = await store.read(refs[refs.length - 2]);
+    const previousFiles = new Set(previous.manifest.operators.flatMap((o) => o.subtasks.flatMap((s) => [...s.files, ...s.metadata].map((f) => f.sha256))));
+    const victim = latest.manifest.operators
+      .flatMap((o) => o.subtasks.flatMap((s) => s.metadata.map((f) => ({ f, label: `${o.operatorId}/${s.subtask}/${f.name}` }))))
+      .find(({ f }) => !previousFiles.has(f.sha256) && f.size > 8);
+    expect(victim, 'a file only the latest checkpoint has').toBeDefined();
+    const key = `${latest.manifest.sharedPrefix}${victim!.f.sha256}`;
+    const bytes = Buffer.concat(await (await blob.get(key)).toArray() as Buffer[]);
+    await blob.put(key, bytes.subarray(0, Math.floor(bytes.length / 2)));
+
+    const restarted = await start(1);
+    const restored = restarted.restored!;
+    expect(restored.checkpointId).toBe(previous.manifest.checkpointId);
+    expect(restored.skipped).toHaveLength(1);
+    expect(restored.skipped[0].checkpointId).toBe(latest.manifest.checkpointId);
+    expect(restored.skipped[0].reason).toContain(victim!.label);
+    expect(restored.skipped[0].reason).toMatch(/truncated|bytes/);
+    await restarted.stop();
+  }, 120_000);
+});
