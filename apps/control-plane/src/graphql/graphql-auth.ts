@@ -25,17 +25,21 @@ export function unauthenticated(message: string): GraphQLError {
   return new graphqlRuntime.GraphQLError(message, { extensions: { code: 'UNAUTHENTICATED', http: { status: 401 } } });
 }
 
+export function authUnavailable(): GraphQLError {
+  return new graphqlRuntime.GraphQLError('The API key cannot be checked right now; retry later', { extensions: { code: 'SERVICE_UNAVAILABLE' } });
+}
+
 /**
- * Authenticates a token for the GraphQL context. An invalid key becomes `authError` (answered by the first field
- * that needs a principal); anything else (Postgres down) propagates.
+ * Authenticates a token for the GraphQL context. Never throws: an invalid key becomes an UNAUTHENTICATED
+ * `authError`, a failure to check it (Postgres down) a SERVICE_UNAVAILABLE one, answered by the first field that
+ * needs a principal (so the internal error never reaches the caller).
  */
 export async function authenticateContext(authenticator: ApiKeyAuthenticator, token: string | undefined): Promise<GraphqlContext> {
   if (!token) return { authError: unauthenticated('Missing API key: send Authorization: Bearer <API key>') };
   try {
     return { principal: await authenticator.authenticate(token) };
   } catch (err) {
-    if (err instanceof UnauthorizedProblem) return { authError: unauthenticated(err.detail) };
-    throw err;
+    return { authError: err instanceof UnauthorizedProblem ? unauthenticated(err.detail) : authUnavailable() };
   }
 }
 

@@ -49,13 +49,13 @@ export function graphqlOptions(authenticator: ApiKeyAuthenticator, logger: Logge
         path: GRAPHQL_PATH,
         onConnect: async (ctx: WsContext) => {
           const socket = (ctx.extra as { socket?: ClosableSocket }).socket;
-          try {
-            const auth = await authenticateContext(authenticator, tokenOf(ctx.connectionParams?.authorization, true));
-            if (auth.principal) return true;
-            socket?.close(WS_UNAUTHORIZED, 'Unauthorized: connectionParams.authorization must hold a valid API key');
-          } catch (err) {
-            logger.warn({ err: { name: (err as Error).name, message: (err as Error).message } }, 'graphql-ws connection could not be authenticated');
+          const auth = await authenticateContext(authenticator, tokenOf(ctx.connectionParams?.authorization, true));
+          if (auth.principal) return true;
+          if (auth.authError?.extensions.code === 'SERVICE_UNAVAILABLE') {
+            logger.warn('graphql-ws connection refused: the API key could not be checked');
             socket?.close(WS_TRY_AGAIN_LATER, 'The API key cannot be checked right now; retry later');
+          } else {
+            socket?.close(WS_UNAUTHORIZED, 'Unauthorized: connectionParams.authorization must hold a valid API key');
           }
           return false;
         },
