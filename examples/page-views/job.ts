@@ -35,7 +35,9 @@ export default defineJob({ name: 'page-views', maxParallelism: 128 }, (job) => {
         topic: PAGE_VIEWS_TOPIC,
         format: json(),
         timestamps: (view) => view.ts,
-        watermarks: { maxOutOfOrdernessMs: 200, idleTimeoutMs: 1_000 },
+        // No idleness timeout: every partition carries traffic, and on a stalled machine an "idle" partition would
+        // let the watermark run ahead of records still in flight, turning them late.
+        watermarks: { maxOutOfOrdernessMs: 200 },
       }),
     )
     .filter('valid-views', (view) => typeof view.user === 'string' && view.user.length > 0 && Number.isFinite(view.ts))
