@@ -9,7 +9,7 @@
  * 3. records_per_s: the engine Kafka pipeline's throughput from (2); then a fixed-rate producer offers 80% of it
  *    for a bounded time, each event stamped with its scheduled time, and the event-time latency (scheduled time →
  *    the result read back from the output topic) goes into an HDR histogram: p50 / p99.
- * Ends with one JSON line. Bounded to a few minutes.
+ * Ends with one JSON line. Bounded to a few minutes. `--part loop` runs (1) alone (for CPU profiles).
  */
 import { fork } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -394,6 +394,10 @@ async function loadRole(): Promise<void> {
 async function main(): Promise<void> {
   const benchStart = performance.now();
   const r1 = await engineVsLoop();
+  if (process.argv.includes('--part') && process.argv[process.argv.indexOf('--part') + 1] === 'loop') {
+    printJsonLine({ bench: 'engine', engine_vs_loop: r1 });
+    return;
+  }
   const suffix = randomBytes(4).toString('hex');
   const topics = {
     input: `bench.engine.in.${suffix}`,

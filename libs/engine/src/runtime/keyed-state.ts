@@ -6,21 +6,93 @@ export class UndeclaredStateError extends Error {
 }
 
 /**
- * Synchronous keyed-state views over a backend whose entries for the current key were prefetched. One instance per
- * operator subtask; `setKey` moves it to the record being processed (no allocation per record beyond the views).
+ * One declared state of the operator, bound to the current key. The views over it are built once per operator, so
+ * `ctx.state(d)` allocates nothing per call; the state address is built at most once per record (and the backend
+ * reuses its id for every access with that same address).
  */
-export class KeyedStateAccess {
-  private keyGroup = 0;
-  private keyBytes: Uint8Array = new Uint8Array();
-  private readonly byName = new Map<string, AnyStateDescriptor>();
+class BoundState {
+  private ref: StateRef | undefined;
+  readonly value: ValueState<unknown>;
+  readonly map: MapState<unknown>;
+  readonly list: ListState<unknown>;
 
   constructor(
+    private readonly access: KeyedStateAccess,
     private readonly backend: KeyedStateBackend,
-    private readonly operatorId: string,
-    descriptors: readonly AnyStateDescriptor[],
+    private readonly namespace: string,
+    private readonly ttlMs: number | undefined,
     private readonly now: () => number,
   ) {
-    for (const d of descriptors) this.byName.set(d.name, d);
+    this.value = {
+      value: () => this.read(),
+      update: (v) => this.put(v),
+      clear: () => this.backend.delete(this.current()),
+    };
+    const readMap = () => this.read() as Record<string, unknown> | undefined;
+    this.map = {
+      get: (field) => readMap()?.[field],
+      has: (field) => Object.prototype.hasOwnProperty.call(readMap() ?? {}, field),
+      put: (field, value) => this.put({ ...readMap(), [field]: value }),
+      remove: (field) => {
+        const current = readMap();
+        if (!current || !(field in current)) return;
+        const next = { ...current };
+        delete next[field];
+        if (Object.keys(next).length === 0) this.backend.delete(this.current());
+        else this.put(next);
+      },
+      entries: () => Object.entries(readMap() ?? {}),
+      clear: () => this.backend.delete(this.current()),
+    };
+    const readList = () => (this.read() as unknown[] | undefined) ?? [];
+    this.list = {
+      get: () => readList(),
+      add: (value) => this.put([...readList(), value]),
+      update: (values) => (values.length === 0 ? this.backend.delete(this.current()) : this.put([...values])),
+      clear: () => this.backend.delete(this.current()),
+    };
+  }
+
+  /** The key moved on: the next access builds the new address. */
+  reset(): void {
+    this.ref = undefined;
+  }
+
+  private current(): StateRef {
+    return (this.ref ??= { keyGroup: this.access.keyGroup, namespace: this.namespace, key: this.access.keyBytes });
+  }
+
+  private read(): unknown {
+    return this.backend.get(this.current(), this.now());
+  }
+
+  private put(value: unknown): void {
+    const ttl = this.ttlMs;
+    this.backend.put(this.current(), value, ttl === undefined ? undefined : { expiresAt: this.now() + ttl });
+  }
+}
+
+/**
+ * Synchronous keyed-state views over a backend whose entries for the current key were prefetched. One instance per
+ * operator subtask; `setKey` moves it to the record being processed (no allocation per record).
+ */
+export class KeyedStateAccess {
+  keyGroup = 0;
+  keyBytes: Uint8Array = new Uint8Array();
+  private readonly byName = new Map<string, { descriptor: AnyStateDescriptor; bound: BoundState }>();
+  private readonly bound: BoundState[] = [];
+
+  constructor(
+    backend: KeyedStateBackend,
+    private readonly operatorId: string,
+    descriptors: readonly AnyStateDescriptor[],
+    now: () => number,
+  ) {
+    for (const d of descriptors) {
+      const bound = new BoundState(this, backend, `${operatorId}/${d.name}`, d.ttl?.ttlMs, now);
+      this.byName.set(d.name, { descriptor: d, bound });
+      this.bound.push(bound);
+    }
   }
 
   namespaces(): string[] {
@@ -28,61 +100,31 @@ export class KeyedStateAccess {
   }
 
   setKey(keyGroup: number, keyBytes: Uint8Array): void {
+    if (keyBytes === this.keyBytes && keyGroup === this.keyGroup) return;
     this.keyGroup = keyGroup;
     this.keyBytes = keyBytes;
+    for (const b of this.bound) b.reset();
   }
 
   value<T>(descriptor: AnyStateDescriptor): ValueState<T> {
-    const { ref, put } = this.bind(descriptor, 'value');
-    return {
-      value: () => this.backend.get<T>(ref, this.now()),
-      update: (v) => put(v),
-      clear: () => this.backend.delete(ref),
-    };
+    return this.bind(descriptor, 'value').value as ValueState<T>;
   }
 
   map<V>(descriptor: AnyStateDescriptor): MapState<V> {
-    const { ref, put } = this.bind(descriptor, 'map');
-    const read = () => this.backend.get<Record<string, V>>(ref, this.now());
-    return {
-      get: (field) => read()?.[field],
-      has: (field) => Object.prototype.hasOwnProperty.call(read() ?? {}, field),
-      put: (field, value) => put({ ...read(), [field]: value }),
-      remove: (field) => {
-        const current = read();
-        if (!current || !(field in current)) return;
-        const next = { ...current };
-        delete next[field];
-        if (Object.keys(next).length === 0) this.backend.delete(ref);
-        else put(next);
-      },
-      entries: () => Object.entries(read() ?? {}),
-      clear: () => this.backend.delete(ref),
-    };
+    return this.bind(descriptor, 'map').map as MapState<V>;
   }
 
   list<T>(descriptor: AnyStateDescriptor): ListState<T> {
-    const { ref, put } = this.bind(descriptor, 'list');
-    const read = () => this.backend.get<T[]>(ref, this.now()) ?? [];
-    return {
-      get: () => read(),
-      add: (value) => put([...read(), value]),
-      update: (values) => (values.length === 0 ? this.backend.delete(ref) : put([...values])),
-      clear: () => this.backend.delete(ref),
-    };
+    return this.bind(descriptor, 'list').list as ListState<T>;
   }
 
-  private bind(descriptor: AnyStateDescriptor, kind: AnyStateDescriptor['kind']) {
+  private bind(descriptor: AnyStateDescriptor, kind: AnyStateDescriptor['kind']): BoundState {
     const declared = this.byName.get(descriptor.name);
-    if (!declared || declared.kind !== kind) {
+    if (!declared || declared.descriptor.kind !== kind) {
       throw new UndeclaredStateError(
         `operator "${this.operatorId}" uses ${kind} state "${descriptor.name}" that its function does not declare in \`states\``,
       );
     }
-    const ref: StateRef = { keyGroup: this.keyGroup, namespace: `${this.operatorId}/${descriptor.name}`, key: this.keyBytes };
-    const ttl = declared.ttl?.ttlMs;
-    const put = (value: unknown) =>
-      this.backend.put(ref, value, ttl === undefined ? undefined : { expiresAt: this.now() + ttl });
-    return { ref, put };
+    return declared.bound;
   }
 }

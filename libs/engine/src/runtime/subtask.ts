@@ -191,6 +191,8 @@ export class Subtask {
       case 'tick':
         return false;
       case 'control':
+        // Control reads and replaces backend state directly: it must see what the operator holds in memory.
+        await operator?.persistState();
         await message.run();
         await this.flush();
         return false;

@@ -52,6 +52,12 @@ export class CachedStateBackend implements CheckpointableStateBackend {
   private readonly cache: WriteBackCache;
   private readonly queue = new SerialQueue();
   private closed = false;
+  /**
+   * The last ref and its cache id: a record's read and write of one state use the same (immutable) ref object, so
+   * the id string is built, and hashed by the cache's Map, once instead of per access.
+   */
+  private lastRef: StateRef | undefined;
+  private lastId = '';
 
   constructor(
     private readonly store: OrderedStore,
@@ -85,7 +91,7 @@ export class CachedStateBackend implements CheckpointableStateBackend {
 
   get<T>(ref: StateRef, now: number): T | undefined {
     this.checkOpen();
-    const id = stateKeyId(ref);
+    const id = this.idOf(ref);
     const entry = this.cache.lookup(id);
     if (entry === undefined) {
       throw new StateNotLoadedError(
@@ -103,13 +109,21 @@ export class CachedStateBackend implements CheckpointableStateBackend {
   /** Putting `undefined` deletes: state cannot tell a stored undefined from an absent value. */
   put<T>(ref: StateRef, value: T, options?: PutOptions): void {
     this.checkOpen();
-    if (value === undefined) this.cache.write(stateKeyId(ref), false, undefined, undefined);
-    else this.cache.write(stateKeyId(ref), true, value, options?.expiresAt);
+    if (value === undefined) this.cache.write(this.idOf(ref), false, undefined, undefined);
+    else this.cache.write(this.idOf(ref), true, value, options?.expiresAt);
   }
 
   delete(ref: StateRef): void {
     this.checkOpen();
-    this.cache.write(stateKeyId(ref), false, undefined, undefined);
+    this.cache.write(this.idOf(ref), false, undefined, undefined);
+  }
+
+  private idOf(ref: StateRef): string {
+    if (ref !== this.lastRef) {
+      this.lastId = stateKeyId(ref);
+      this.lastRef = ref;
+    }
+    return this.lastId;
   }
 
   async flush(): Promise<void> {

@@ -85,8 +85,22 @@ export abstract class KeyedOperator {
   protected beginBatch(): void {}
   protected endBatch(): void {}
 
-  async processBatch(records: readonly KeyedRecord[]): Promise<void> {
+  /** Loads what the batch's records need before user code runs (one awaited call). */
+  protected async prefetchBatch(records: readonly KeyedRecord[]): Promise<void> {
     await this.prefetch(records);
+  }
+
+  /**
+   * Writes state the operator holds outside the backend (in-memory windows) into it. The runtime calls it before
+   * anything reads the backend directly: in-band control (snapshots, moves, restores) and checkpoint barriers.
+   */
+  async persistState(): Promise<void> {}
+
+  /** Drops what the operator holds in memory for a key group that leaves (or is about to be replaced). */
+  protected forgetKeyGroup(_keyGroup: number): void {}
+
+  async processBatch(records: readonly KeyedRecord[]): Promise<void> {
+    await this.prefetchBatch(records);
     this.beginBatch();
     for (const r of records) {
       this.setCurrent(r.key, r.keyGroup, r.keyBytes, r.timestamp, r.ingestMs);
@@ -133,9 +147,11 @@ export abstract class KeyedOperator {
 
   /** Hand-over out: flushed image of one key group's state (timers included); the key group leaves this subtask. */
   async releaseKeyGroup(keyGroup: number): Promise<Uint8Array> {
+    await this.persistState();
     await this.env.backend.flush();
     const image = await this.env.backend.snapshotKeyGroup(keyGroup);
     await this.env.backend.dropKeyGroup(keyGroup);
+    this.forgetKeyGroup(keyGroup);
     this.env.ownedKeyGroups.delete(keyGroup);
     this.timers.unload(keyGroup);
     return image;
@@ -143,6 +159,7 @@ export abstract class KeyedOperator {
 
   /** Hand-over in: restores one key group's image and re-arms its timers. */
   async adoptKeyGroup(keyGroup: number, image: Uint8Array): Promise<void> {
+    this.forgetKeyGroup(keyGroup);
     await this.env.backend.restoreKeyGroup(keyGroup, image);
     this.env.ownedKeyGroups.add(keyGroup);
     await this.loadTimers(keyGroup);
@@ -150,6 +167,7 @@ export abstract class KeyedOperator {
 
   /** Images of every key group this subtask owns, after flushing: its part of a checkpoint. */
   async snapshotOwnedKeyGroups(): Promise<Map<number, Uint8Array>> {
+    await this.persistState();
     await this.env.backend.flush();
     const images = new Map<number, Uint8Array>();
     for (const kg of [...this.env.ownedKeyGroups].sort((a, b) => a - b)) {

@@ -1,0 +1,75 @@
+/**
+ * Profiling aid for the window path of bench/engine.ts (not a benchmark; no JSON line):
+ *   node --cpu-prof -r @swc-node/register bench/_profile-window.ts [--records N] [--state memory]
+ * Runs the same job as engine_vs_loop once and prints wall time and this process's CPU time for it, because on a
+ * shared machine CPU time says more about the code than wall time does.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createStateBackend } from '@weir/state';
+import { aggregate, defineJob, generatorSource, memorySink, runJob, tumbling } from '@weir/engine';
+
+const at = process.argv.indexOf('--records');
+const RECORDS = at === -1 ? 300_000 : Number(process.argv[at + 1]);
+const memory = process.argv.includes('memory');
+
+interface Event {
+  readonly key: string;
+  readonly v: number;
+  readonly ts: number;
+}
+
+function input(count: number): Event[] {
+  // Zipf(1.0) over 1M keys, as in bench/engine.ts (inverse CDF on a table; a fixed LCG is enough here).
+  const n = 1_000_000;
+  const cdf = new Float64Array(n);
+  let sum = 0;
+  for (let i = 0; i < n; i++) cdf[i] = sum += 1 / (i + 1);
+  let seed = 42;
+  return Array.from({ length: count }, (_, i) => {
+    seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0;
+    const u = (seed / 4294967296) * sum;
+    let lo = 0;
+    let hi = n - 1;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (cdf[mid] < u) lo = mid + 1;
+      else hi = mid;
+    }
+    return { key: `user-${lo}`, v: i % 100, ts: Math.floor(i / 100) };
+  });
+}
+
+async function main(): Promise<void> {
+  const events = input(RECORDS);
+  const dir = await mkdtemp(join(tmpdir(), 'weir-profile-window-'));
+  const job = defineJob({ name: 'profile-window', maxParallelism: 128 }, (b) =>
+    b
+      .source<Event>('events', generatorSource({ seed: 1, count: events.length, generate: (i) => events[i], timestamps: (e) => e.ts, watermarks: { maxOutOfOrdernessMs: 0 } }))
+      .keyBy('by-key', (e) => e.key)
+      .window('totals', tumbling(1_000), aggregate({ createAccumulator: () => ({ count: 0, sum: 0 }), add: (e: Event, a: { count: number; sum: number }) => ({ count: a.count + 1, sum: a.sum + e.v }), getResult: (a) => a }))
+      .sink('out', memorySink()),
+  );
+  try {
+    const cpu0 = process.cpuUsage();
+    const t0 = performance.now();
+    const running = await runJob(job, {
+      tenantId: 'profile',
+      jobId: 'profile-window',
+      state: (ctx) => (memory ? createStateBackend({ kind: 'memory' }) : createStateBackend({ kind: 'lsm', path: join(dir, `${ctx.operatorId}-${ctx.subtask}`) })),
+    });
+    await running.done;
+    const wall = performance.now() - t0;
+    const cpu = process.cpuUsage(cpu0);
+    const cpuMs = (cpu.user + cpu.system) / 1000;
+    console.log(`${RECORDS} records: wall ${wall.toFixed(0)} ms (${Math.round((RECORDS / wall) * 1000)} rec/s), cpu ${cpuMs.toFixed(0)} ms (${Math.round((RECORDS / cpuMs) * 1000)} rec/cpu-s), ${running.collected('out').length} results`);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
