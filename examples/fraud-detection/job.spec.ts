@@ -10,6 +10,7 @@ const job = defineFraudJob(
     transactions: memorySource<Transaction>({ timestamps: (tx) => tx.ts }),
     rules: memorySource<unknown>(),
     alerts: memorySink(),
+    shadowAlerts: memorySink(),
     ruleAcks: memorySink(),
   },
   { maxWindowMs: 60_000, bucketMs: 1_000, maxParallelism: 16 },
@@ -209,6 +210,34 @@ describe('fraud job: rule versions', () => {
     expect(alerts(d).map((a) => [a.ruleId, a.key, a.txId, a.aggregate])).toEqual([
       ['payer-sum', '["p1"]', txs[1].txId, 110],
       ['card-merchant', '["c1","m1"]', txs[2].txId, 2],
+    ]);
+  });
+
+  it('runs a shadow version beside the live one: own state, its alerts only on the shadow output, until deleted', async () => {
+    const d = await start();
+    await pushRules(d, rule({ ruleId: 'amt', version: 1, limit: 100 }), rule({ ruleId: 'amt', version: 2, limit: 50, shadow: true }));
+    const txs = [tx(1_000, 40), tx(2_000, 40), tx(3_000, 40)];
+    await pushTxs(d, txs);
+    await pushRules(d, { ruleId: 'amt', deleted: true, shadow: true });
+    const after = tx(4_000, 40);
+    await pushTxs(d, [after]);
+    await d.pushWatermark(OPERATOR_IDS.transactions, 10_000);
+    // Live v1 (> 100): 40, 80, 120, 160 — the shadow's copies of the transactions are not in its window.
+    expect(alerts(d).map(brief)).toEqual([
+      ['amt', 1, txs[2].txId, 120],
+      ['amt', 1, after.txId, 160],
+    ]);
+    // Shadow v2 (> 50): 40, 80, 120; nothing after its deletion.
+    const shadow = d.output<Alert>(OPERATOR_IDS.shadowAlerts).sort((a, b) => a.ts - b.ts);
+    expect(shadow.map((a) => [a.alertId, a.ruleVersion, a.aggregate, a.shadow])).toEqual([
+      [`amt#shadow@2/${txs[1].txId}`, 2, 80, true],
+      [`amt#shadow@2/${txs[2].txId}`, 2, 120, true],
+    ]);
+    const acks = d.output<RuleAck>(OPERATOR_IDS.acks).filter((a) => a.subtask === 0);
+    expect(acks.map((a) => [a.outcome, a.ruleVersion ?? null, a.shadow ?? false])).toEqual([
+      ['applied', 1, false],
+      ['applied', 2, true],
+      ['deleted', null, true],
     ]);
   });
 

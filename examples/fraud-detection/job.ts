@@ -4,7 +4,8 @@
  *   transactions ─► check ─► keyBy(txId) ─┬─ connect(rules) ─► route: one record per ACTIVE rule, keyed by the
  *   rules ─► broadcast ───────────────────┘                    rule's grouping keys, stamped with its version
  *        ├─► acks (which subtask applied which rule version) ◄─┤
- *        └─────────────────────► keyBy(ruleId|key) ─ connect(rules) ─► evaluate in event time ─► alerts
+ *        └─────────────────────► keyBy(ruleId|key) ─ connect(rules) ─► evaluate in event time ─┬► alerts
+ *                                                                                              └► shadow alerts
  *
  * Topics are parameters: buildFraudJob() for any topics (e.g. a tenant's `t.<tenantId>.…`), the default export for
  * the demo topics. Design: docs/fraud-detection.md.
@@ -32,6 +33,7 @@ export const OPERATOR_IDS = {
   route: 'route-by-rule',
   evaluate: 'evaluate-rules',
   alerts: 'alerts',
+  shadowAlerts: 'shadow-alerts',
   acks: 'rule-acks',
 } as const;
 
@@ -53,6 +55,8 @@ export interface FraudJobIo {
   readonly transactions: SourceSpec<Transaction>;
   readonly rules: SourceSpec<unknown>;
   readonly alerts: SinkSpec<Alert>;
+  /** What shadow versions would have raised. */
+  readonly shadowAlerts: SinkSpec<Alert>;
   readonly ruleAcks: SinkSpec<RuleAck>;
 }
 
@@ -60,6 +64,8 @@ export interface FraudJobTopics {
   readonly transactionsTopic: string;
   readonly rulesTopic: string;
   readonly alertsTopic: string;
+  /** Where shadow versions' alerts go; `${alertsTopic}.shadow` when absent. */
+  readonly shadowAlertsTopic?: string;
   readonly ruleAcksTopic: string;
 }
 
@@ -70,6 +76,7 @@ export function tenantFraudTopics(tenantId: string): FraudJobTopics {
     transactionsTopic: `${prefix}transactions`,
     rulesTopic: `${prefix}rules`,
     alertsTopic: `${prefix}alerts`,
+    shadowAlertsTopic: `${prefix}shadow-alerts`,
     ruleAcksTopic: `${prefix}rule-acks`,
   };
 }
@@ -78,6 +85,7 @@ export const DEMO_TOPICS: FraudJobTopics = {
   transactionsTopic: 'demo.transactions',
   rulesTopic: 'demo.rules',
   alertsTopic: 'demo.alerts',
+  shadowAlertsTopic: 'demo.shadow-alerts',
   ruleAcksTopic: 'demo.rule-acks',
 };
 
@@ -106,6 +114,7 @@ export function buildFraudJob(options: FraudJobTopics & FraudJobSettings): JobDe
       // (keep the topic compacted by rule id).
       rules: kafkaSource<unknown>({ topic: options.rulesTopic, format: json(), startFrom: 'earliest' }),
       alerts: kafkaSink<Alert>({ topic: options.alertsTopic, format: json(), key: (a) => `${a.ruleId}|${a.key}` }),
+      shadowAlerts: kafkaSink<Alert>({ topic: options.shadowAlertsTopic ?? `${options.alertsTopic}.shadow`, format: json(), key: (a) => `${a.ruleId}|${a.key}` }),
       ruleAcks: kafkaSink<RuleAck>({ topic: options.ruleAcksTopic, format: json(), key: (a) => a.ruleId ?? null }),
     },
     options,
@@ -126,12 +135,13 @@ export function defineFraudJob(io: FraudJobIo, settings: FraudJobSettings): JobD
     routed
       .flatMap('acks-only', (o) => (o.type === 'ack' ? [o] : []))
       .sink(OPERATOR_IDS.acks, io.ruleAcks);
-    routed
+    const judged = routed
       .flatMap('ruled-only', (o): RuledTransaction[] => (o.type === 'ruled' ? [o] : []))
       .keyBy('by-rule-and-key', evaluatorKey)
       .connect(rules)
-      .process(OPERATOR_IDS.evaluate, ruleEvaluator({ limits, bucketMs: settings.bucketMs ?? 1_000 }))
-      .sink(OPERATOR_IDS.alerts, io.alerts);
+      .process(OPERATOR_IDS.evaluate, ruleEvaluator({ limits, bucketMs: settings.bucketMs ?? 1_000 }));
+    judged.flatMap('live-only', (a) => (a.shadow ? [] : [a])).sink(OPERATOR_IDS.alerts, io.alerts);
+    judged.flatMap('shadow-only', (a) => (a.shadow ? [a] : [])).sink(OPERATOR_IDS.shadowAlerts, io.shadowAlerts);
   });
 }
 

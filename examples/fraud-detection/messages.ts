@@ -21,6 +21,8 @@ export interface Alert {
   readonly limit: number;
   readonly txId: string;
   readonly ts: number;
+  /** Present (true) on what a shadow version would have raised; those go to the shadow output only. */
+  readonly shadow?: true;
 }
 
 /**
@@ -33,6 +35,8 @@ export interface RuleAck {
   readonly ruleId?: string;
   readonly ruleVersion?: number;
   readonly state?: RuleState;
+  /** Present (true) when the message concerned the rule's shadow version. */
+  readonly shadow?: true;
   /** For rejections: every problem, `path: message`. */
   readonly problems?: readonly string[];
   readonly tenantId: string;

@@ -28,7 +28,7 @@ describe('applyRuleMessage', () => {
     const rejected = applyRuleMessage({ ...rule, windowMs: 120_000 }, state, limits);
     expect(rejected).toEqual({ outcome: 'rejected', ruleId: 'r', problems: ["rule.windowMs: 120000 ms is longer than this job's limit of 60000 ms"] });
     expect(state.map.get('r')?.windowMs).toBe(1_000);
-    expect(applyRuleMessage({ ruleId: 'r', deleted: true }, state, limits)).toEqual({ outcome: 'deleted', ruleId: 'r' });
+    expect(applyRuleMessage({ ruleId: 'r', deleted: true }, state, limits)).toEqual({ outcome: 'deleted', ruleId: 'r', shadow: false });
     expect(state.map.size).toBe(0);
     expect(applyRuleMessage(null, state, limits)).toMatchObject({ outcome: 'rejected', ruleId: undefined });
   });

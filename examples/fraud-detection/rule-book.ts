@@ -1,13 +1,14 @@
-import { formatProblem, isRuleDeletion, type RuleLimits, validateRuleMessage, type VersionedRule } from '@weir/rules';
+import { formatProblem, isRuleDeletion, type RuleLimits, ruleSlot, validateRuleMessage, type VersionedRule } from '@weir/rules';
 import type { BroadcastState } from '@weir/engine';
 
 export type RuleChange =
   | { readonly outcome: 'applied'; readonly rule: VersionedRule }
-  | { readonly outcome: 'deleted'; readonly ruleId: string }
+  | { readonly outcome: 'deleted'; readonly ruleId: string; readonly shadow: boolean }
   | { readonly outcome: 'rejected'; readonly ruleId?: string; readonly problems: readonly string[] };
 
 /**
- * Applies one rules message to a broadcast state (rule id → current version). Deterministic, so every subtask of
+ * Applies one rules message to a broadcast state (rule slot — the rule id, or `id#shadow` for a shadow version — →
+ * current version). Deterministic, so every subtask of
  * every operator that applies the same messages in the same order holds the same rules: an unversioned rule gets the
  * previous version + 1; a versioned one is taken as is (a rollback re-publishes an earlier version).
  */
@@ -19,11 +20,11 @@ export function applyRuleMessage(value: unknown, rules: BroadcastState<Versioned
   }
   const message = checked.message;
   if (isRuleDeletion(message)) {
-    rules.remove(message.ruleId);
-    return { outcome: 'deleted', ruleId: message.ruleId };
+    rules.remove(ruleSlot(message));
+    return { outcome: 'deleted', ruleId: message.ruleId, shadow: message.shadow === true };
   }
-  const version = message.version ?? (rules.get(message.ruleId)?.version ?? 0) + 1;
+  const version = message.version ?? (rules.get(ruleSlot(message))?.version ?? 0) + 1;
   const rule: VersionedRule = { ...message, version };
-  rules.put(rule.ruleId, rule);
+  rules.put(ruleSlot(rule), rule);
   return { outcome: 'applied', rule };
 }

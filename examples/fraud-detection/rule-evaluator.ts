@@ -1,5 +1,5 @@
 import { type KeyedBroadcastContext, type KeyedBroadcastProcessFunction, listState, mapState } from '@weir/engine';
-import { compare, type RuleLimits, type VersionedRule, WindowAggregate } from '@weir/rules';
+import { compare, type RuleLimits, ruleSlot, type VersionedRule, WindowAggregate } from '@weir/rules';
 import type { Alert, RuledTransaction } from './messages';
 import { applyRuleMessage } from './rule-book';
 import type { Transaction } from './transaction';
@@ -64,7 +64,7 @@ export function ruleEvaluator(options: EvaluatorOptions): KeyedBroadcastProcessF
     const aggregate = acc.result();
     if (aggregate === undefined || !compare(rule.comparison, aggregate, rule.limit)) return undefined;
     return {
-      alertId: `${rule.ruleId}@${rule.version}/${tx.txId}`,
+      alertId: `${ruleSlot(rule)}@${rule.version}/${tx.txId}`,
       ruleId: rule.ruleId,
       ruleVersion: rule.version,
       key: item.key,
@@ -72,6 +72,7 @@ export function ruleEvaluator(options: EvaluatorOptions): KeyedBroadcastProcessF
       limit: rule.limit,
       txId: tx.txId,
       ts: tx.ts,
+      ...(rule.shadow ? { shadow: true as const } : {}),
     };
   };
 
@@ -131,8 +132,7 @@ export function ruleEvaluator(options: EvaluatorOptions): KeyedBroadcastProcessF
   };
 
   function prune(now: number, ctx: Ctx): void {
-    const ruleId = ruleIdOf(ctx.key);
-    let keepMs = ctx.broadcastState.get(ruleId)?.windowMs ?? 0;
+    let keepMs = ctx.broadcastState.get(ruleSlotOfKey(ctx.key))?.windowMs ?? 0;
     for (const p of ctx.listState(pendingState).get()) keepMs = Math.max(keepMs, p.rule.windowMs);
     const cutoff = now - keepMs;
     const window = ctx.mapState(windowState);
@@ -147,11 +147,14 @@ export function ruleEvaluator(options: EvaluatorOptions): KeyedBroadcastProcessF
   }
 }
 
-/** Evaluator keys are `${ruleId}|${groupingKey}`; rule ids cannot contain "|". */
+/**
+ * Evaluator keys are `${slot}|${groupingKey}` (slot: the rule id, or `id#shadow`), so a shadow version keeps state
+ * of its own; rule ids cannot contain "|" or "#".
+ */
 export function evaluatorKey(item: RuledTransaction): string {
-  return `${item.rule.ruleId}|${item.key}`;
+  return `${ruleSlot(item.rule)}|${item.key}`;
 }
 
-function ruleIdOf(key: string): string {
+function ruleSlotOfKey(key: string): string {
   return key.slice(0, key.indexOf('|'));
 }

@@ -5,7 +5,7 @@ import { applyRuleMessage } from './rule-book';
 import type { Transaction } from './transaction';
 
 /**
- * Dynamic keying: every transaction is emitted once per ACTIVE rule, keyed by that rule's grouping keys and stamped
+ * Dynamic keying: every transaction is emitted once per ACTIVE rule version (live and shadow), keyed by that rule's grouping keys and stamped
  * with the rule version in force here. The stamp is what makes a swap exact: a transaction is judged by the version
  * that was current when it reached this operator, whatever the evaluator's own copy of the rules says by then.
  * Rules messages are acknowledged per subtask (applied / deleted / rejected with the problems).
@@ -27,10 +27,10 @@ export function ruleRouter(limits: RuleLimits): KeyedBroadcastProcessFunction<st
       const { tenantId, jobId, operatorId, subtask, parallelism } = ctx.operator;
       const who = { tenantId, jobId, operatorId, subtask, parallelism, ts: ctx.timestamp };
       if (change.outcome === 'applied') {
-        const { ruleId, version, state } = change.rule;
-        out.collect({ type: 'ack', outcome: 'applied', ruleId, ruleVersion: version, state, ...who });
+        const { ruleId, version, state, shadow } = change.rule;
+        out.collect({ type: 'ack', outcome: 'applied', ruleId, ruleVersion: version, state, ...(shadow ? { shadow } : {}), ...who });
       } else if (change.outcome === 'deleted') {
-        out.collect({ type: 'ack', outcome: 'deleted', ruleId: change.ruleId, ...who });
+        out.collect({ type: 'ack', outcome: 'deleted', ruleId: change.ruleId, ...(change.shadow ? { shadow: true as const } : {}), ...who });
       } else {
         out.collect({ type: 'ack', outcome: 'rejected', ruleId: change.ruleId, problems: change.problems, ...who });
       }

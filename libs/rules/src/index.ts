@@ -9,6 +9,7 @@ export {
   COMPARISON_SYMBOLS,
   RULE_STATES,
   isRuleDeletion,
+  ruleSlot,
   type AggregateFunctionName,
   type Comparison,
   type ComparisonName,

@@ -27,8 +27,11 @@ function validateDeletion(value: Record<string, unknown>, path: string): RuleMes
   if (value.version !== undefined && !(Number.isInteger(value.version) && (value.version as number) >= 1)) {
     problems.push({ path: `${path}.version`, message: 'must be an integer of at least 1' });
   }
+  if (value.shadow !== undefined && typeof value.shadow !== 'boolean') problems.push({ path: `${path}.shadow`, message: 'must be a boolean' });
   for (const key of Object.keys(value)) {
-    if (!['ruleId', 'deleted', 'version'].includes(key)) problems.push({ path: `${path}.${key}`, message: 'unknown property; a deletion has ruleId, deleted, version' });
+    if (!['ruleId', 'deleted', 'version', 'shadow'].includes(key)) {
+      problems.push({ path: `${path}.${key}`, message: 'unknown property; a deletion has ruleId, deleted, version, shadow' });
+    }
   }
   return problems.length === 0 ? { ok: true, message: value as unknown as RuleMessage } : { ok: false, problems };
 }

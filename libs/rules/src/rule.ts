@@ -37,6 +37,11 @@ export interface Rule {
   readonly limit: number;
   /** The aggregate covers the key's events with timestamps in (ts − windowMs, ts]. */
   readonly windowMs: number;
+  /**
+   * A shadow version runs beside the live version of the same rule id, with its own state, and its alerts go to the
+   * shadow output instead of the alerts: what a candidate would have raised, without raising it.
+   */
+  readonly shadow?: boolean;
 }
 
 /** A rule with its version settled: what a job stamps on every record it judges. */
@@ -49,6 +54,8 @@ export interface RuleDeletion {
   readonly ruleId: string;
   readonly deleted: true;
   readonly version?: number;
+  /** Deletes the shadow version of the rule (the live one stays). */
+  readonly shadow?: boolean;
 }
 
 /** One message of a rules topic: a rule version (pause = a version with state PAUSED) or a deletion. */
@@ -56,6 +63,11 @@ export type RuleMessage = Rule | RuleDeletion;
 
 export function isRuleDeletion(message: RuleMessage): message is RuleDeletion {
   return (message as RuleDeletion).deleted === true;
+}
+
+/** Live and shadow versions of one rule id live side by side: `r` and `r#shadow` ("#" cannot occur in a rule id). */
+export function ruleSlot(message: { readonly ruleId: string; readonly shadow?: boolean }): string {
+  return message.shadow === true ? `${message.ruleId}#shadow` : message.ruleId;
 }
 
 /** The type of each field of the events a job's rules refer to. */

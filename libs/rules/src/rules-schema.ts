@@ -24,6 +24,7 @@ export const ruleJsonSchema = Object.freeze({
     comparison: { enum: [...COMPARISON_SYMBOLS] },
     limit: { type: 'number' },
     windowMs: { type: 'integer', minimum: 1 },
+    shadow: { type: 'boolean' },
   },
 });
 

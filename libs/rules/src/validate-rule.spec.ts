@@ -75,7 +75,7 @@ describe('validateRule', () => {
     expect(messagesOf({ ...noLimit, windowMS: 5, state: 'ON', function: 'MEDIAN', windowMs: '60s', version: 0 }).sort()).toEqual(
       [
         'rule.limit: is required',
-        'rule.windowMS: unknown property; a rule has ruleId, version, state, groupingKeys, aggregateField, function, comparison, limit, windowMs',
+        'rule.windowMS: unknown property; a rule has ruleId, version, state, groupingKeys, aggregateField, function, comparison, limit, windowMs, shadow',
         'rule.state: unknown state "ON"; use ACTIVE or PAUSED',
         'rule.function: unknown function "MEDIAN"; use one of SUM, AVG, MIN, MAX, COUNT',
         'rule.windowMs: must be an integer, got the string "60s"',
@@ -115,7 +115,7 @@ describe('validateRuleMessage', () => {
     expect(bad.ok ? [] : bad.problems.map(formatProblem)).toEqual([
       'rule.deleted: must be true (a deletion) or absent (a rule version)',
       'rule.ruleId: is required: the id of the rule to delete',
-      'rule.extra: unknown property; a deletion has ruleId, deleted, version',
+      'rule.extra: unknown property; a deletion has ruleId, deleted, version, shadow',
     ]);
   });
 });
