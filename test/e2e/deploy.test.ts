@@ -43,8 +43,7 @@ describe('deploy end to end', () => {
     topics = { input: `t.${tenant.tenantId}.words`, output: `t.${tenant.tenantId}.counts` };
     kafka = await ensureTopics(config, [topics.input, topics.output]);
     cp = await startControlPlane(config);
-    // More slots than other test runs' workers sharing the database: placement takes the freest live worker.
-    worker = await startWorker(config, workerId, join(home, 'worker'), 16);
+    worker = await startWorker(config, workerId, join(home, 'worker'));
     client = api(() => cp.url, tenant.writeKey);
     reader = kafka.reader({ readerId: `e2e-out-${run}`, assignments: [{ topic: topics.output, partition: 0, offset: 'earliest' }] });
     await reader.start();

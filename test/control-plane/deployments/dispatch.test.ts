@@ -19,11 +19,6 @@ import { createTestTenant, type TestTenant } from '../support/tenants';
 import { api, buildJob, deleteTopics, ensureTopics, insertBundle, spawnWorker, startWorker, waitForDeployment, waitForStatus, wordCountSource, type Api } from './support';
 
 const HEARTBEAT_MS = 200;
-/**
- * More slots than workers of other test runs sharing the database usually have: placement picks the live worker
- * with the most free slots, so these tests' deployments land on these tests' workers.
- */
-const SLOTS = 16;
 const run = randomBytes(3).toString('hex');
 
 describe('deployment dispatch', { timeout: 150_000 }, () => {
@@ -72,7 +67,7 @@ describe('deployment dispatch', { timeout: 150_000 }, () => {
   });
 
   it('two instances send exactly one run-subtasks; suspend stops it, resume runs it again', async () => {
-    const worker = await startWorker(config, workerIds[0], join(home, 'a'), SLOTS);
+    const worker = await startWorker(config, workerIds[0], join(home, 'a'));
     workers.push(worker);
     const runs = vi.spyOn(worker.supervisor, 'run');
     const stops = vi.spyOn(worker.supervisor, 'stop');
@@ -146,7 +141,7 @@ describe('deployment dispatch', { timeout: 150_000 }, () => {
   });
 
   it('a worker lost without a goodbye: RECOVERING, then RUNNING on another worker', async () => {
-    lost = spawnWorker(config, workerIds[1], join(home, 'lost'), SLOTS);
+    lost = spawnWorker(config, workerIds[1], join(home, 'lost'));
     await eventually('the doomed worker registered', async () => ((await workerStatus(workerIds[1])) === 'ALIVE' ? true : undefined));
     const created = await client.post('/v1/deployments', { name: `wc-lost-${run}`, bundleId });
     expect(created.status).toBe(201);
@@ -154,7 +149,7 @@ describe('deployment dispatch', { timeout: 150_000 }, () => {
     deployed.push(id);
     await waitForStatus(client, id, 'RUNNING');
 
-    const survivor = await startWorker(config, workerIds[2], join(home, 'b'), SLOTS);
+    const survivor = await startWorker(config, workerIds[2], join(home, 'b'));
     workers.push(survivor);
     lost.kill('SIGKILL');
 

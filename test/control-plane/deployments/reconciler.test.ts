@@ -14,7 +14,6 @@ import { deleteQueues, deleteWorkers, startControlPlane, testConfig, uniquePrefi
 import { createTestTenant, type TestTenant } from '../support/tenants';
 import { api, buildJob, deleteTopics, ensureTopics, insertBundle, startWorker, waitForDeployment, waitForStatus, wordCountSource, type Api, type BuiltJob } from './support';
 
-const SLOTS = 16; // more than other test runs' workers: placement takes the freest live worker
 const run = randomBytes(3).toString('hex');
 
 describe('reconciler', { timeout: 150_000 }, () => {
@@ -53,7 +52,7 @@ describe('reconciler', { timeout: 150_000 }, () => {
 
   it('carries on after a restart of the control plane: a worker that left meanwhile is replaced', async () => {
     cp = await startControlPlane(config);
-    const first = await startWorker(config, workerIds[0], join(home, 'w1'), SLOTS);
+    const first = await startWorker(config, workerIds[0], join(home, 'w1'));
     workers.push(first);
     const created = await client.post('/v1/deployments', { name: `restart-${run}`, bundleId });
     const id = created.body.id as string;
@@ -65,7 +64,7 @@ describe('reconciler', { timeout: 150_000 }, () => {
     cp = undefined;
     await first.stop('leaving while no control plane runs');
     workers.splice(0, 1);
-    workers.push(await startWorker(config, workerIds[1], join(home, 'w2'), SLOTS));
+    workers.push(await startWorker(config, workerIds[1], join(home, 'w2')));
 
     cp = await startControlPlane(config);
     const recovered = await waitForDeployment(client, id, 'running on the second worker', (d) => d.status === 'RUNNING' && d.runNo === 2);
@@ -76,7 +75,8 @@ describe('reconciler', { timeout: 150_000 }, () => {
       [workerIds[0], 'LOST'],
     ]);
     const reasons = (history.body.transitions as { to: string; reason: string }[]).filter((t) => t.to === 'RECOVERING').map((t) => t.reason);
-    expect(reasons).toEqual([expect.stringMatching(`worker ${workerIds[0]} is STOPPED`)]);
+    // STOPPED once its queued goodbye is consumed; LOST if the new instance's sweep got there first.
+    expect(reasons).toEqual([expect.stringMatching(`worker ${workerIds[0]} is (STOPPED|LOST)`)]);
     expect((await client.patch(`/v1/deployments/${id}`, { desiredState: 'CANCELLED' })).status).toBe(200);
     await waitForStatus(client, id, 'CANCELLED');
   });

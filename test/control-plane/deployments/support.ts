@@ -153,8 +153,16 @@ export async function waitForDeployment(
 
 export { readJson };
 
+/**
+ * Slots of the tests' workers: the most a worker may declare. Test runs share one database, hence one `workers`
+ * table, while each has a queue prefix of its own; placement takes the live worker with the most free slots, so
+ * with these a deployment lands on its own test's worker rather than on a concurrent run's (whose queue nobody here
+ * consumes). One installation per database has no such neighbours.
+ */
+export const TEST_WORKER_SLOTS = 256;
+
 /** An in-process worker with its own id, home and slots. */
-export async function startWorker(config: WeirConfig, workerId: string, home: string, slots = 4): Promise<WorkerApp> {
+export async function startWorker(config: WeirConfig, workerId: string, home: string, slots = TEST_WORKER_SLOTS): Promise<WorkerApp> {
   const app = new WorkerApp({ ...config, WEIR_WORKER_ID: workerId, WEIR_HOME: home, WEIR_WORKER_SLOTS: slots }, pino({ level: 'warn' }));
   await app.start();
   return app;
@@ -164,7 +172,7 @@ export async function startWorker(config: WeirConfig, workerId: string, home: st
  * A worker in a process of its own, so a test can kill it without a goodbye (SIGKILL): no worker.stopping is sent,
  * heartbeats just stop, and the job host child exits when its supervisor's IPC channel closes.
  */
-export function spawnWorker(config: WeirConfig, workerId: string, home: string, slots = 4): ChildProcess {
+export function spawnWorker(config: WeirConfig, workerId: string, home: string, slots = TEST_WORKER_SLOTS): ChildProcess {
   return spawn(process.execPath, ['-r', '@swc-node/register', 'apps/worker/src/main.ts'], {
     cwd: ROOT,
     stdio: ['ignore', 'ignore', 'inherit'],
