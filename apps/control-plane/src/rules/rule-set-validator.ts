@@ -27,6 +27,10 @@ export function validateRuleSet(document: unknown, rulesSchema: Record<string, u
   if (rules.length === 0) problems.push({ path: 'rules', message: 'must hold at least one rule (pause a rule with state PAUSED)' });
   if (rules.length > MAX_RULES_PER_SET) problems.push({ path: 'rules', message: `must hold at most ${MAX_RULES_PER_SET} rules` });
 
+  // Set by the control plane: the version is the set's number, shadow is POST …/rules/{version}/shadow.
+  rules.forEach((rule, i) => {
+    if (isObject(rule) && 'shadow' in rule) problems.push({ path: `rules[${i}].shadow`, message: 'is set by the control plane: evaluate a version in shadow with POST …/rules/{version}/shadow' });
+  });
   const check = compile(rulesSchema);
   const schemaProblems = rules.flatMap((rule, i) => (check(rule) ? [] : (check.errors ?? []).map((e) => schemaProblem(e, `rules[${i}]`))));
   const limits = rulesSchema.title === FRAUD_RULE_TITLE ? fraudLimitsOf(rulesSchema) : null;

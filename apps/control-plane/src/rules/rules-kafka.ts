@@ -51,6 +51,10 @@ export class RulesKafka implements OnApplicationShutdown {
     }
   }
 
+  offsets(topic: string): Promise<{ partition: number; earliest: string; latest: string }[]> {
+    return this.admin.offsets(topic);
+  }
+
   partitionCount(topic: string): Promise<number> {
     return this.admin.partitionCount(topic);
   }

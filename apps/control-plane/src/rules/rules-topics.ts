@@ -32,6 +32,7 @@ export async function rulesTargetOf(client: PoolClient, tenantId: string, deploy
     rulesSchema: rows[0].rules_schema ?? { type: 'object' },
     rulesTopic: topics[RULES_TOPIC_NAME] ?? fallback(RULES_TOPIC_NAME),
     acksTopic: topics[ACKS_TOPIC_NAME] ?? fallback(ACKS_TOPIC_NAME),
-    shadowAlertsTopic: topics[SHADOW_ALERTS_TOPIC_NAME] ?? fallback(SHADOW_ALERTS_TOPIC_NAME),
+    // The fraud job's default shadow output is `<alerts topic>.shadow`.
+    shadowAlertsTopic: topics[SHADOW_ALERTS_TOPIC_NAME] ?? (topics.alerts ? `${topics.alerts}.shadow` : fallback(SHADOW_ALERTS_TOPIC_NAME)),
   };
 }

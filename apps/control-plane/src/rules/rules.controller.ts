@@ -5,8 +5,8 @@ import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../pagination/page-query';
 import { ApiProblemResponse } from '../problems/api-problem-response.decorator';
 import { ApiTenantAuth, CurrentPrincipal, RequireScope, type Principal } from '../tenancy';
 import { parseInput } from '../validation/parse-input';
-import { CreatedRuleSetVersionDto, RolloutDto, RuleSetVersionDto, RuleSetVersionPageDto } from './dto/rules.dto';
-import { deploymentParamsSchema, listVersionsQuerySchema, rollbackBodySchema, rolloutParamsSchema, versionParamsSchema } from './dto/rules.input';
+import { CreatedRuleSetVersionDto, RolloutDto, RuleSetVersionDto, RuleSetVersionPageDto, ShadowResultsDto } from './dto/rules.dto';
+import { deploymentParamsSchema, listVersionsQuerySchema, rollbackBodySchema, rolloutParamsSchema, shadowResultsQuerySchema, versionParamsSchema } from './dto/rules.input';
 import { RulesService } from './rules.service';
 
 @ApiTags('rules')
@@ -64,6 +64,31 @@ export class RulesController {
   async rollout(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Param('rolloutId') rolloutId: string): Promise<RolloutDto> {
     const params = parseInput(rolloutParamsSchema, { id, rolloutId }, 'path');
     return RolloutDto.from(await this.rules.rollout(principal.tenantId, params.id, params.rolloutId));
+  }
+
+  @Post(':version/shadow')
+  @RequireScope('write')
+  @Idempotent()
+  @HttpCode(201)
+  @ApiOperation({ summary: 'Evaluate a version in shadow beside the active rules: its alerts go to the shadow output, not the alerts' })
+  @ApiCreatedResponse({ type: RolloutDto })
+  @ApiProblemResponse(404, 'The deployment has no such version')
+  async shadow(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Param('version') version: string): Promise<RolloutDto> {
+    const params = parseInput(versionParamsSchema, { id, version }, 'path');
+    return RolloutDto.from(await this.rules.shadow(principal.tenantId, params.id, params.version));
+  }
+
+  @Get(':version/shadow-results')
+  @RequireScope('read')
+  @ApiOperation({ summary: 'The alerts a version evaluated in shadow would have raised: counts per rule and the first `limit`' })
+  @ApiQuery({ name: 'limit', required: false, schema: { type: 'integer', minimum: 1, maximum: MAX_PAGE_SIZE, default: DEFAULT_PAGE_SIZE } })
+  @ApiOkResponse({ type: ShadowResultsDto })
+  @ApiProblemResponse(404, 'The deployment has no such version')
+  async shadowResults(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Param('version') version: string, @Query() query: unknown): Promise<ShadowResultsDto> {
+    const params = parseInput(versionParamsSchema, { id, version }, 'path');
+    const { limit } = parseInput(shadowResultsQuerySchema, query, 'query');
+    const results = await this.rules.shadowResults(principal.tenantId, params.id, params.version, limit);
+    return { ...results, alertsByRule: { ...results.alertsByRule }, alerts: [...results.alerts] };
   }
 
   @Get(':version')

@@ -4,11 +4,12 @@ import { RulesController } from './rules.controller';
 import { RulesKafka } from './rules-kafka';
 import { RulesRepository } from './rules.repository';
 import { RulesService } from './rules.service';
+import { ShadowResultsReader } from './shadow-results';
 
-/** Rules of a deployment (docs/rules.md): versions, rollouts with per-subtask acks, rollback. */
+/** Rules of a deployment (docs/rules.md): versions, rollouts with per-subtask acks, rollback, shadow evaluation. */
 @Module({
   controllers: [RulesController],
-  providers: [RulesRepository, RulesKafka, RuleAcksCollector, RulesService],
-  exports: [RulesService],
+  providers: [RulesRepository, RulesKafka, RuleAcksCollector, RulesService, ShadowResultsReader],
+  exports: [RulesService, ShadowResultsReader],
 })
 export class RulesModule {}

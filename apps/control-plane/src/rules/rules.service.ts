@@ -14,6 +14,7 @@ import { RulesKafka, RulesPublishError } from './rules-kafka';
 import { rulesTargetOf, type RulesTarget } from './rules-topics';
 import { RulesRepository } from './rules.repository';
 import { EventPublisher } from '../graphql/events';
+import { ShadowResultsReader, type ShadowResults } from './shadow-results';
 
 /** The active track: rollouts and rollbacks replace the job's rules; shadow rollouts run beside them. */
 const ACTIVE_KINDS: readonly RolloutKind[] = ['ROLLOUT', 'ROLLBACK'];
@@ -36,6 +37,7 @@ export class RulesService {
     private readonly kafka: RulesKafka,
     private readonly collector: RuleAcksCollector,
     private readonly events: EventPublisher,
+    private readonly shadowReader: ShadowResultsReader,
   ) {}
 
   /** Validates, stores version N+1 and rolls it out. */
@@ -61,6 +63,29 @@ export class RulesService {
       return { version: v, rollout: await this.newRollout(client, tenantId, target, v, 'ROLLBACK') };
     });
     return this.publish(tenantId, target, version, rollout);
+  }
+
+  /**
+   * Evaluates a version beside the active rules: its rules are published as shadow versions (same ids, `shadow: true`),
+   * judged with state of their own, and their alerts go to the job's shadow output instead of its alerts. A new shadow
+   * rollout replaces the previous shadow rules (those it lacks are deleted from the shadow slot only).
+   */
+  async shadow(tenantId: string, deploymentId: string, version: number): Promise<RolloutStatus> {
+    const target = await this.target(tenantId, deploymentId);
+    const { v, rollout } = await this.db.run(tenantId, async (client) => {
+      await this.repo.lockDeployment(client, deploymentId);
+      const found = await this.repo.findVersion(client, deploymentId, version);
+      if (!found) throw new NotFoundProblem('rules version', `${deploymentId}/${version}`);
+      return { v: found, rollout: await this.newRollout(client, tenantId, target, found, 'SHADOW') };
+    });
+    return this.publish(tenantId, target, v, rollout);
+  }
+
+  /** What a version evaluated in shadow would have raised (read from the job's shadow-alerts topic). */
+  async shadowResults(tenantId: string, deploymentId: string, version: number, limit: number): Promise<ShadowResults> {
+    const target = await this.target(tenantId, deploymentId);
+    await this.get(tenantId, deploymentId, version);
+    return this.shadowReader.read(target.shadowAlertsTopic, version, limit);
   }
 
   async list(tenantId: string, deploymentId: string, limit: number, before: string | undefined): Promise<Page<RuleSetVersion>> {
@@ -98,13 +123,14 @@ export class RulesService {
 
   /** Records the rollout (committed before publishing, so no ack can arrive for an unknown rollout). */
   private async newRollout(client: PoolClient, tenantId: string, target: RulesTarget, v: RuleSetVersion, kind: RolloutKind): Promise<Rollout> {
-    const previous = await this.repo.latestRollout(client, target.deploymentId, ACTIVE_KINDS);
+    const track = kind === 'SHADOW' ? (['SHADOW'] as const) : ACTIVE_KINDS;
+    const previous = await this.repo.latestRollout(client, target.deploymentId, track);
     const previousRules = previous ? (await this.repo.findVersion(client, target.deploymentId, previous.version))?.rules ?? [] : [];
     const ids = v.rules.map((r) => String(r.ruleId));
     const dropped = previousRules.map((r) => String(r.ruleId)).filter((id) => !ids.includes(id));
     // Strictly increasing per deployment: the timestamp is how acks name their rollout.
     const publishTs = Math.max(Date.now(), (await this.repo.maxPublishTs(client, target.deploymentId)) + 1);
-    await this.repo.supersedeBefore(client, target.deploymentId, publishTs, kind === 'SHADOW' ? ['SHADOW'] : ACTIVE_KINDS);
+    await this.repo.supersedeBefore(client, target.deploymentId, publishTs, track);
     return this.repo.insertRollout(client, tenantId, {
       id: `ro_${randomBytes(10).toString('hex')}`,
       deploymentId: target.deploymentId,
@@ -118,9 +144,14 @@ export class RulesService {
   }
 
   private async publish(tenantId: string, target: RulesTarget, v: RuleSetVersion, rollout: Rollout): Promise<RolloutStatus> {
+    // Keyed by rule slot, so a compacted rules topic keeps the latest live and the latest shadow version of each rule.
+    const shadow = rollout.kind === 'SHADOW' ? { shadow: true } : {};
+    const slot = (ruleId: string) => (rollout.kind === 'SHADOW' ? `${ruleId}#shadow` : ruleId);
     const records: ProducedRecord[] = [
-      ...v.rules.map((rule) => ({ key: String(rule.ruleId), value: JSON.stringify({ ...rule, version: v.version }) })),
-      ...rollout.expectedRuleIds.slice(v.rules.length).map((ruleId) => ({ key: ruleId, value: JSON.stringify({ ruleId, deleted: true, version: v.version }) })),
+      ...v.rules.map((rule) => ({ key: slot(String(rule.ruleId)), value: JSON.stringify({ ...rule, version: v.version, ...shadow }) })),
+      ...rollout.expectedRuleIds
+        .slice(v.rules.length)
+        .map((ruleId) => ({ key: slot(ruleId), value: JSON.stringify({ ruleId, deleted: true, version: v.version, ...shadow }) })),
     ].map((r) => ({ ...r, topic: target.rulesTopic, timestamp: rollout.publishTs }));
     let offset: string;
     try {

@@ -58,6 +58,27 @@ export class CreatedRuleSetVersionDto extends RuleSetVersionDto {
   @ApiProperty({ type: RolloutDto }) rollout!: RolloutDto;
 }
 
+export class ShadowAlertDto {
+  @ApiProperty() alertId!: string;
+  @ApiProperty() ruleId!: string;
+  @ApiProperty() ruleVersion!: number;
+  @ApiProperty() key!: string;
+  @ApiProperty() aggregate!: number;
+  @ApiProperty() limit!: number;
+  @ApiProperty() txId!: string;
+  @ApiProperty() ts!: number;
+}
+
+export class ShadowResultsDto {
+  @ApiProperty() version!: number;
+  @ApiProperty({ description: 'The shadow-alerts topic read' }) topic!: string;
+  @ApiProperty({ type: 'object', additionalProperties: { type: 'integer' } }) alertsByRule!: Record<string, number>;
+  @ApiProperty() totalAlerts!: number;
+  @ApiProperty({ type: [ShadowAlertDto] }) alerts!: ShadowAlertDto[];
+  @ApiProperty() scannedRecords!: number;
+  @ApiProperty({ description: 'The scan stopped at its bounds before the end of the topic' }) truncated!: boolean;
+}
+
 function subtaskDto(s: SubtaskProgress): SubtaskProgressDto {
   return { ...s, rejected: s.rejected.map((r) => ({ ruleId: r.ruleId, problems: [...r.problems] })), lastAckAt: s.lastAckAt?.toISOString() ?? null };
 }

@@ -13,3 +13,4 @@ export const listVersionsQuerySchema = z.strictObject(pageQueryShape);
 export const rollbackBodySchema = z.strictObject({
   toVersion: z.number({ error: versionMessage }).int(versionMessage).min(1, versionMessage),
 });
+export const shadowResultsQuerySchema = z.strictObject({ limit: pageQueryShape.limit });
