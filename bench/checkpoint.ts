@@ -78,6 +78,8 @@ interface SizeResult {
   readonly uploaded_mb_mean: number;
   readonly local_p50_ms: number;
   readonly local_p99_ms: number;
+  /** Local parts that fell back to pausing background work (linking the live files raced compactions). */
+  readonly local_paused: number;
   readonly checkpoint_p50_ms: number;
   readonly checkpoint_p99_ms: number;
   readonly checkpoint_max_ms: number;
@@ -114,7 +116,7 @@ async function runSize(blob: BlobStore, sizeMb: number, work: string): Promise<S
         parts: [{ operatorId: 'agg', subtask: 0, keyGroups: { start: 0, end: KEY_GROUPS - 1 }, state }],
       });
       rmSync(dir, { recursive: true, force: true });
-      return { done, localMs, totalMs: performance.now() - start };
+      return { done, localMs, totalMs: performance.now() - start, paused: state.pausedBackgroundWork === true };
     };
 
     await checkpoint('incremental', 0); // warm-up: uploads everything
@@ -122,6 +124,7 @@ async function runSize(blob: BlobStore, sizeMb: number, work: string): Promise<S
     const total = histogram();
     const full = histogram();
     const ratios: number[] = [];
+    let paused = 0;
     let uploaded = 0;
     let stateBytes = 0;
     let last: CompletedCheckpoint | undefined;
@@ -132,6 +135,7 @@ async function runSize(blob: BlobStore, sizeMb: number, work: string): Promise<S
       await writeKeys(backend, changes.slice(0, half));
       const [result] = await Promise.all([checkpoint('incremental', id), writeKeys(backend, changes.slice(half))]);
       local.recordValue(Math.max(1, Math.round(result.localMs)));
+      if (result.paused) paused++;
       total.recordValue(Math.max(1, Math.round(result.totalMs)));
       const stats = result.done.manifest.stats;
       ratios.push(stats.uploadedBytes / stats.stateBytes);
@@ -165,6 +169,7 @@ async function runSize(blob: BlobStore, sizeMb: number, work: string): Promise<S
       uploaded_mb_mean: round(uploaded / CHECKPOINTS / MB, 2),
       local_p50_ms: local.getValueAtPercentile(50),
       local_p99_ms: local.getValueAtPercentile(99),
+      local_paused: paused,
       checkpoint_p50_ms: checkpointP50,
       checkpoint_p99_ms: total.getValueAtPercentile(99),
       checkpoint_max_ms: total.maxValue,
@@ -221,6 +226,7 @@ async function main(): Promise<void> {
       'uploaded ÷ state (mean)': r.uploaded_vs_state,
       'uploaded ÷ state (p50)': r.uploaded_vs_state_p50,
       'local p50/p99 ms': `${r.local_p50_ms} / ${r.local_p99_ms}`,
+      'local paused': r.local_paused,
       'checkpoint p50/p99/max ms': `${r.checkpoint_p50_ms} / ${r.checkpoint_p99_ms} / ${r.checkpoint_max_ms}`,
       'full checkpoint p50 ms': r.full_checkpoint_p50_ms,
       'incremental ÷ full': r.incremental_vs_full,

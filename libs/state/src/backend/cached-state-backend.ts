@@ -200,8 +200,8 @@ export class CachedStateBackend implements CheckpointableStateBackend {
     if ((await readdir(dir)).length > 0) throw new StateCheckpointError(`checkpoint directory ${dir} is not empty`);
     return this.queue.run(async () => {
       await this.flushNow();
-      const files = await store.checkpoint!(dir);
-      return { kind: this.kind, dir, files };
+      const { files, pausedBackgroundWork } = await store.checkpoint!(dir);
+      return this.kind === 'lsm' ? { kind: this.kind, dir, files, pausedBackgroundWork } : { kind: this.kind, dir, files };
     });
   }
 

@@ -60,6 +60,8 @@ describe.each<StateBackendKind>(['memory', 'lsm'])('local checkpoints (%s)', (ki
     expect(checkpoint.kind).toBe(kind);
     expect(checkpoint.files.length).toBeGreaterThan(0);
     expect(checkpoint.files.every((f) => f.size > 0)).toBe(true);
+    // Nothing races it here, so the LSM checkpoint links the MANIFEST's live files without pausing RocksDB.
+    expect(checkpoint.pausedBackgroundWork).toBe(kind === 'lsm' ? false : undefined);
     await fill(backend, 'after');
 
     const restored = track(await openStateBackendFromCheckpoint({ checkpoint, path: join(tempDir(), 'restored') }));

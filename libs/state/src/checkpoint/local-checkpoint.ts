@@ -16,6 +16,11 @@ export interface LocalCheckpoint {
   readonly kind: StateBackendKind;
   readonly dir: string;
   readonly files: readonly LocalCheckpointFile[];
+  /**
+   * LSM only: true when linking the live files kept racing compactions and the checkpoint paused background work
+   * instead (it then waited for a running compaction). Worth a metric: it is what makes a checkpoint's local part slow.
+   */
+  readonly pausedBackgroundWork?: boolean;
 }
 
 export type StateBackendKind = 'memory' | 'lsm';

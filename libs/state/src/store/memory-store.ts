@@ -1,10 +1,9 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { LocalCheckpointFile } from '../checkpoint/local-checkpoint';
 import { STORE_IMAGE_FILE, writeStoreImage } from '../checkpoint/store-image';
 import { StateBackendClosedError } from '../errors';
 import type { KeyRange } from '../keys/key-layout';
-import { SCAN_CHUNK_ENTRIES, WHOLE_STORE, type OrderedStore, type StoreEntry, type StoreWrite } from './ordered-store';
+import { SCAN_CHUNK_ENTRIES, WHOLE_STORE, type OrderedStore, type StoreCheckpoint, type StoreEntry, type StoreWrite } from './ordered-store';
 
 /**
  * In-memory ordered store. Point reads and writes go to a hash map keyed by the key's latin1 string (which orders
@@ -67,13 +66,13 @@ export class MemoryStore implements OrderedStore {
   }
 
   /** One image file of every key group (the memory backend is for small state: the image is built in memory). */
-  async checkpoint(dir: string): Promise<LocalCheckpointFile[]> {
+  async checkpoint(dir: string): Promise<StoreCheckpoint> {
     const entries: StoreEntry[] = [];
     for await (const chunk of this.scan(WHOLE_STORE)) for (const entry of chunk) entries.push(entry);
     const image = writeStoreImage(entries);
     const path = join(dir, STORE_IMAGE_FILE);
     await writeFile(path, image);
-    return [{ name: STORE_IMAGE_FILE, path, size: image.length }];
+    return { files: [{ name: STORE_IMAGE_FILE, path, size: image.length }], pausedBackgroundWork: false };
   }
 
   async close(): Promise<void> {

@@ -18,8 +18,14 @@ export interface OrderedStore {
    * Writes a consistent copy of the whole store as files into the existing, empty directory `dir` (stores that can
    * be checkpointed: memory and RocksDB). Writes issued meanwhile wait; the backend calls it with its queue held.
    */
-  checkpoint?(dir: string): Promise<LocalCheckpointFile[]>;
+  checkpoint?(dir: string): Promise<StoreCheckpoint>;
   close(): Promise<void>;
+}
+
+export interface StoreCheckpoint {
+  readonly files: LocalCheckpointFile[];
+  /** The store had to pause its background work to take it (RocksDB's fallback path). */
+  readonly pausedBackgroundWork: boolean;
 }
 
 /** Every store key: key groups are ≤ 0x7fff, so every key starts with a byte < 0x80. */

@@ -1,8 +1,7 @@
 import RocksDB from 'rocksdb-native';
-import type { LocalCheckpointFile } from '../checkpoint/local-checkpoint';
 import { emptyDir, linkLiveRocksFiles, linkRocksFiles } from '../checkpoint/rocks-files';
 import type { KeyRange } from '../keys/key-layout';
-import { SCAN_CHUNK_ENTRIES, type OrderedStore, type StoreEntry, type StoreWrite } from './ordered-store';
+import { SCAN_CHUNK_ENTRIES, type OrderedStore, type StoreCheckpoint, type StoreEntry, type StoreWrite } from './ordered-store';
 
 /** Tries at linking the live files while compactions run, before falling back to suspending them. */
 const LIVE_LINK_ATTEMPTS = 3;
@@ -33,16 +32,16 @@ export class RocksStore implements OrderedStore {
    * happening or the MANIFEST is not understood, it suspends (PauseBackgroundWork: waits for a running compaction,
    * then no flush, compaction or file deletion) and links every SST in the directory.
    */
-  async checkpoint(dir: string): Promise<LocalCheckpointFile[]> {
+  async checkpoint(dir: string): Promise<StoreCheckpoint> {
     await this.db.flush();
     for (let attempt = 0; attempt < LIVE_LINK_ATTEMPTS; attempt++) {
       const files = await linkLiveRocksFiles(this.path, dir);
-      if (files !== null) return files;
+      if (files !== null) return { files, pausedBackgroundWork: false };
     }
     await this.db.suspend();
     try {
       await emptyDir(dir);
-      return await linkRocksFiles(this.path, dir);
+      return { files: await linkRocksFiles(this.path, dir), pausedBackgroundWork: true };
     } finally {
       await this.db.resume();
     }
