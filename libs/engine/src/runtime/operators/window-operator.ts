@@ -263,7 +263,9 @@ export class WindowOperator extends KeyedOperator {
     open.dropSlot(slot);
     for (const held of slot.keys) {
       if (held.removed) continue;
-      const windows = held.windows!.filter((w) => w.e !== slot.end);
+      // Most keys have one open window (tumbling): then the key goes, without building an empty array.
+      const only = held.windows!.length === 1 && held.windows![0].e === slot.end;
+      const windows = only ? [] : held.windows!.filter((w) => w.e !== slot.end);
       if (windows.length > 0) {
         held.windows = windows;
         held.dirty = true;
