@@ -30,7 +30,7 @@ export interface RuleRolloutMessage {
 @ObjectType('RuleRolloutProgress', {
   description:
     'Progress of a rule-set version rolling out to a deployment, per-subtask acknowledgements counted. Published by ' +
-    'the rules service (issue 6); until it exists no message is published and the subscription stays silent.',
+    'the rules service (apps/control-plane/src/rules).',
 })
 export class RuleRolloutProgressModel {
   @Field(() => ID) deploymentId!: string;

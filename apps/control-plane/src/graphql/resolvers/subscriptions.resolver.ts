@@ -59,8 +59,8 @@ export class SubscriptionsResolver {
 
   @Subscription(() => RuleRolloutProgressModel, {
     description:
-      'Rule-set rollout progress on the deployment. A real subscription over its Redis channel; the rules service ' +
-      '(issue 6) is its publisher and does not exist yet, so for now it delivers nothing.',
+      'Rule-set rollout progress on the deployment (per-subtask acknowledgements), published by the rules service ' +
+      'on every rollout step.',
     resolve: (m: RuleRolloutMessage) => RuleRolloutProgressModel.from(m),
   })
   async ruleRollouts(@Caller('read') principal: Principal, @Args('deploymentId', { type: () => ID }) deploymentId: string) {
