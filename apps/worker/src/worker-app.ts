@@ -51,6 +51,7 @@ export class WorkerApp {
       {
         'run-subtasks': (command) => this.supervisor.run(command),
         'stop-subtasks': (command) => this.supervisor.stop(command),
+        'take-savepoint': (command) => this.supervisor.takeSavepoint(command),
       },
       { logger },
     );

@@ -2,7 +2,7 @@ import { UnrecoverableError, Worker, type Job } from 'bullmq';
 import { consumerConnection, withTimeout, type ProtocolConfig } from './connection';
 import { CommandRejectedError, ProtocolValidationError } from './errors';
 import { defaultLogger, errorFields, type ProtocolLogger } from './logger';
-import { workerCommandSchema, type RunSubtasks, type StopSubtasks } from './messages/commands';
+import { workerCommandSchema, type RunSubtasks, type StopSubtasks, type TakeSavepoint } from './messages/commands';
 import { workerCommandsQueue } from './names';
 import { parseMessage } from './validate';
 
@@ -19,6 +19,8 @@ export interface CommandContext {
 export interface CommandHandlers {
   'run-subtasks'(command: RunSubtasks, context: CommandContext): Promise<void>;
   'stop-subtasks'(command: StopSubtasks, context: CommandContext): Promise<void>;
+  /** Optional: a consumer without it refuses savepoint commands for good. */
+  'take-savepoint'?(command: TakeSavepoint, context: CommandContext): Promise<void>;
 }
 
 export interface CommandConsumerOptions {
@@ -56,7 +58,9 @@ export function createCommandConsumer(
     const fields = { workerId, type: command.type, idempotencyKey: command.idempotencyKey, attempt: context.attempt };
     try {
       if (command.type === 'run-subtasks') await handlers['run-subtasks'](command, context);
-      else await handlers['stop-subtasks'](command, context);
+      else if (command.type === 'stop-subtasks') await handlers['stop-subtasks'](command, context);
+      else if (handlers['take-savepoint']) await handlers['take-savepoint'](command, context);
+      else throw new CommandRejectedError('this worker does not take savepoints');
       logger.info(fields, 'command applied');
     } catch (err) {
       if (err instanceof CommandRejectedError || err instanceof ProtocolValidationError) {

@@ -16,9 +16,11 @@ export {
 export {
   runSubtasksSchema,
   stopSubtasksSchema,
+  takeSavepointSchema,
   workerCommandSchema,
   type RunSubtasks,
   type StopSubtasks,
+  type TakeSavepoint,
   type SubtaskAssignment,
   type WorkerCommand,
   type WorkerCommandType,

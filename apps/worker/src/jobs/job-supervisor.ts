@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { CommandRejectedError, type RunSubtasks, type RunningSubtask, type StopSubtasks } from '@weir/protocol';
+import { CommandRejectedError, type RunSubtasks, type RunningSubtask, type StopSubtasks, type TakeSavepoint } from '@weir/protocol';
 import type { SubtaskMetricsSnapshot } from '@weir/metrics';
 import type { BundleCache } from '../bundles/bundle-cache';
 import { JobProcess } from './job-process';
@@ -72,11 +72,26 @@ export class JobSupervisor {
     this.applied.add(command.idempotencyKey);
   }
 
-  /** Takes a savepoint of a job running here; resolves with its manifest key once it is on S3. */
-  async savepoint(tenantId: string, jobId: string, savepointId: string): Promise<string> {
-    const job = this.jobs.get(jobKey(tenantId, jobId));
-    if (!job || job.state !== 'RUNNING') throw new CommandRejectedError(`job ${jobId} does not run on this worker`);
-    return job.savepoint(savepointId);
+  /**
+   * Takes a savepoint of a job running here (and stops it, with `stop`); resolves once the manifest is on S3. A
+   * savepoint that fails is rejected for good: the trigger reports FAILED and a new trigger id may try again.
+   */
+  async takeSavepoint(command: TakeSavepoint): Promise<void> {
+    if (this.applied.has(command.idempotencyKey)) return;
+    const key = jobKey(command.tenantId, command.jobId);
+    const job = this.jobs.get(key);
+    if (!job || job.state !== 'RUNNING') throw new CommandRejectedError(`job ${command.jobId} does not run on this worker`);
+    try {
+      if (command.stop) {
+        await job.stopWithSavepoint(command.savepointId);
+        this.jobs.delete(key);
+      } else {
+        await job.savepoint(command.savepointId);
+      }
+    } catch (err) {
+      throw new CommandRejectedError((err as Error).message);
+    }
+    this.applied.add(command.idempotencyKey);
   }
 
   runningSubtasks(): RunningSubtask[] {

@@ -64,9 +64,21 @@ export const stopSubtasksSchema = z.strictObject({
   reason: z.string().max(500),
 });
 
+/**
+ * Take a savepoint of a job running on the worker (user-triggered). The savepoint id is the trigger id: a retried
+ * trigger finds the savepoint already on S3 and takes no second one. With `stop`, the job stops once it is taken.
+ */
+export const takeSavepointSchema = z.strictObject({
+  ...commandBase,
+  type: z.literal('take-savepoint'),
+  savepointId: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/, 'expected 1-128 of [A-Za-z0-9._-], not starting with . _ -'),
+  stop: z.boolean(),
+});
+
 /** Control plane → one worker, on that worker's command queue. */
-export const workerCommandSchema = z.discriminatedUnion('type', [runSubtasksSchema, stopSubtasksSchema]);
+export const workerCommandSchema = z.discriminatedUnion('type', [runSubtasksSchema, stopSubtasksSchema, takeSavepointSchema]);
 export type WorkerCommand = z.infer<typeof workerCommandSchema>;
 export type RunSubtasks = z.infer<typeof runSubtasksSchema>;
 export type StopSubtasks = z.infer<typeof stopSubtasksSchema>;
+export type TakeSavepoint = z.infer<typeof takeSavepointSchema>;
 export type WorkerCommandType = WorkerCommand['type'];

@@ -1,0 +1,85 @@
+import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
+import type { WeirConfig } from '@weir/config';
+import { createCommandDispatcher, workerCommandsQueue, type CommandDispatcher } from '@weir/protocol';
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import { WEIR_CONFIG } from '../control-plane-options';
+
+const TIMEOUT_MS = 5_000;
+
+/** The BullMQ job id of a savepoint trigger: a retried trigger is the same job, dropped by BullMQ and the worker. */
+export const savepointCommandKey = (deploymentId: string, savepointId: string) => `${deploymentId}-savepoint-${savepointId}`;
+
+export type TriggerOutcome = { readonly state: 'PENDING' } | { readonly state: 'FAILED'; readonly reason: string } | { readonly state: 'UNKNOWN' };
+
+export class SavepointCommandTimeoutError extends Error {
+  override readonly name = 'SavepointCommandTimeoutError';
+}
+
+/** Sends take-savepoint commands to the worker running a deployment and reads back how they ended. */
+@Injectable()
+export class SavepointCommands implements OnModuleDestroy {
+  private dispatcher: CommandDispatcher | undefined;
+  private redis: Redis | undefined;
+  private readonly queues = new Map<string, Queue>();
+
+  constructor(@Inject(WEIR_CONFIG) private readonly config: WeirConfig) {}
+
+  async send(workerId: string, tenantId: string, deploymentId: string, savepointId: string, stop: boolean): Promise<void> {
+    this.dispatcher ??= createCommandDispatcher(this.config);
+    await bounded(
+      this.dispatcher.send(workerId, {
+        v: 1,
+        type: 'take-savepoint',
+        idempotencyKey: savepointCommandKey(deploymentId, savepointId),
+        issuedAt: Date.now(),
+        tenantId,
+        jobId: deploymentId,
+        savepointId,
+        stop,
+      }),
+    );
+  }
+
+  /** PENDING while the command is queued or running; FAILED with the worker's reason; UNKNOWN when none is pending. */
+  async outcome(workerId: string, deploymentId: string, savepointId: string): Promise<TriggerOutcome> {
+    const job = await bounded(this.queue(workerId).getJob(savepointCommandKey(deploymentId, savepointId)));
+    if (!job) return { state: 'UNKNOWN' };
+    if (job.finishedOn && job.failedReason && (await job.isFailed())) return { state: 'FAILED', reason: job.failedReason };
+    // Done, yet its manifest was not found by the caller: the savepoint was disposed since.
+    if (job.finishedOn) return { state: 'UNKNOWN' };
+    return { state: 'PENDING' };
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    await Promise.allSettled([...this.queues.values()].map((q) => q.close()));
+    await this.dispatcher?.close();
+    await this.redis?.quit().catch(() => this.redis?.disconnect());
+  }
+
+  private queue(workerId: string): Queue {
+    let queue = this.queues.get(workerId);
+    if (!queue) {
+      if (!this.redis) {
+        this.redis = new Redis(this.config.WEIR_REDIS_URL, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
+        this.redis.on('error', () => undefined);
+      }
+      queue = new Queue(workerCommandsQueue(workerId), { connection: this.redis, prefix: this.config.WEIR_QUEUE_PREFIX });
+      queue.on('error', () => undefined);
+      this.queues.set(workerId, queue);
+    }
+    return queue;
+  }
+}
+
+async function bounded<T>(promise: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new SavepointCommandTimeoutError(`Redis did not answer within ${TIMEOUT_MS} ms`)), TIMEOUT_MS);
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
