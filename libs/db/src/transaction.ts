@@ -3,13 +3,14 @@ import { toDatabaseError } from './errors';
 
 /**
  * Runs `fn` in a transaction on one pooled connection: commits when fn resolves, rolls back when it throws and
- * rethrows fn's error unchanged. `begin` runs right after BEGIN (withTenant sets the tenant there). A connection
+ * rethrows fn's error unchanged. `beginStatements` are sent with BEGIN in the same round trip (withTenant sets the
+ * tenant there: on a busy API every round trip counts); they must be trusted SQL, never user input. A connection
  * whose rollback fails is destroyed rather than returned to the pool mid-transaction.
  */
 export async function withTransaction<T>(
   pool: Pool,
   fn: (client: PoolClient) => Promise<T>,
-  begin?: (client: PoolClient) => Promise<unknown>,
+  beginStatements?: string,
 ): Promise<T> {
   let client: PoolClient;
   try {
@@ -20,8 +21,7 @@ export async function withTransaction<T>(
   let broken: Error | undefined;
   try {
     try {
-      await client.query('BEGIN');
-      await begin?.(client);
+      await client.query(beginStatements ? `BEGIN; ${beginStatements}` : 'BEGIN');
     } catch (err) {
       throw toDatabaseError(err, 'begin transaction');
     }
