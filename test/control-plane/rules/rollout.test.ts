@@ -37,8 +37,10 @@ describe('rules of a deployment: versions, rollouts, acks, swap under load, roll
     home = await mkdtemp(join(tmpdir(), 'weir-rules-'));
     tenant = await createTestTenant(config);
     const p = `t.${tenant.tenantId}.${run}.`;
-    topics = { transactionsTopic: `${p}transactions`, rulesTopic: `${p}rules`, alertsTopic: `${p}alerts`, ruleAcksTopic: `${p}rule-acks` };
-    kafka = await ensureTopics(config, [topics.transactionsTopic, topics.alertsTopic], 2);
+    topics = {
+      transactionsTopic: `${p}transactions`, rulesTopic: `${p}rules`, alertsTopic: `${p}alerts`, shadowAlertsTopic: `${p}shadow-alerts`, ruleAcksTopic: `${p}rule-acks`,
+    };
+    kafka = await ensureTopics(config, [topics.transactionsTopic, topics.alertsTopic, topics.shadowAlertsTopic!], 2);
     await ensureTopics(config, [topics.rulesTopic, topics.ruleAcksTopic], 1);
     cp = await startControlPlane(config);
     worker = await startWorker(config, workerId, join(home, 'worker'), 32);
@@ -48,7 +50,7 @@ describe('rules of a deployment: versions, rollouts, acks, swap under load, roll
       name: 'fraud',
       bundle: { name: 'fraud-detection', version: '1.0.0' },
       parallelism: { default: 2 },
-      config: { topics: { transactions: topics.transactionsTopic, rules: topics.rulesTopic, alerts: topics.alertsTopic, 'rule-acks': topics.ruleAcksTopic } },
+      config: { topics: { transactions: topics.transactionsTopic, rules: topics.rulesTopic, alerts: topics.alertsTopic, 'shadow-alerts': topics.shadowAlertsTopic!, 'rule-acks': topics.ruleAcksTopic } },
     });
     expect(created.status, JSON.stringify(created.body)).toBe(201);
     deploymentId = created.body.id as string;
@@ -172,7 +174,7 @@ describe('rules of a deployment: versions, rollouts, acks, swap under load, roll
     expect(page2.body.nextCursor).toBeNull();
     expect((await client.get(`${rulesPath()}/1`)).body.rules).toEqual([everyTx(1)]);
     expect((await client.get(`${rulesPath()}/9`)).status).toBe(404);
-  });
+  }, 150_000);
 
   it('evaluates a version in shadow beside the active one: its alerts reported, not emitted', async () => {
     // Active: v1 (rolled back above). Shadow: v2, which alerts on every transaction as well.
