@@ -77,7 +77,7 @@ export interface DeploymentRun {
   readonly bundleId: string;
   readonly subtasks: readonly SubtaskAssignment[];
   readonly slots: number;
-  readonly restoreFrom: { readonly snapshotId: string; readonly location: string } | null;
+  readonly restoreFrom: { readonly snapshotId: string; readonly location: string; readonly allowNonRestoredState?: boolean } | null;
   readonly startedReason: string;
   readonly placedAt: Date;
   readonly dispatchedAt: Date | null;

@@ -16,6 +16,8 @@ import {
 
 export interface NewDeployment {
   readonly tenantId: string;
+  /** The accepting control plane's WEIR_QUEUE_PREFIX: only control planes on the same queues reconcile it. */
+  readonly installation: string;
   readonly id: string;
   readonly name: string;
   readonly bundleId: string;
@@ -34,11 +36,11 @@ export class DeploymentsRepository {
     const rows = await q<DeploymentRow>(
       client,
       'insert deployment',
-      `INSERT INTO deployments (tenant_id, id, name, bundle_id, parallelism, slots, config, desired_state, status_reason)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+      `INSERT INTO deployments (tenant_id, id, name, bundle_id, parallelism, slots, config, desired_state, status_reason, installation)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
        ON CONFLICT (tenant_id, name) WHERE desired_state <> 'CANCELLED' DO NOTHING
        RETURNING ${DEPLOYMENT_COLUMNS}`,
-      [d.tenantId, d.id, d.name, d.bundleId, JSON.stringify(d.parallelism), d.slots, JSON.stringify(d.config), d.desiredState, d.reason],
+      [d.tenantId, d.id, d.name, d.bundleId, JSON.stringify(d.parallelism), d.slots, JSON.stringify(d.config), d.desiredState, d.reason, d.installation],
     );
     if (!rows.length) return null;
     await q(client, 'record creation', `INSERT INTO deployment_transitions (tenant_id, deployment_id, from_status, to_status, reason) VALUES ($1, $2, NULL, 'CREATED', $3)`, [

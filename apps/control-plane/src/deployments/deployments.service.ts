@@ -1,5 +1,7 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
+import type { WeirConfig } from '@weir/config';
 import type { PoolClient } from '@weir/db';
+import { WEIR_CONFIG } from '../control-plane-options';
 import { toPage, type Page } from '../pagination/cursor';
 import type { InvalidParameter } from '../problems/problem-details';
 import { InvalidRequestProblem, NotFoundProblem } from '../problems/problem.exception';
@@ -31,6 +33,7 @@ export class DeploymentsService {
     private readonly bundles: BundleReader,
     private readonly quotas: QuotaService,
     private readonly reconciler: Reconciler,
+    @Inject(WEIR_CONFIG) private readonly config: WeirConfig,
   ) {}
 
   async create(principal: Principal, body: CreateDeploymentBody): Promise<Deployment> {
@@ -50,6 +53,7 @@ export class DeploymentsService {
       const desiredState = body.desiredState ?? 'RUNNING';
       const deployment = await this.deployments.insert(client, {
         tenantId,
+        installation: this.config.WEIR_QUEUE_PREFIX,
         id: newDeploymentId(),
         name: body.name,
         bundleId: bundle.id,

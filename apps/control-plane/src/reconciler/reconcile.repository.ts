@@ -12,9 +12,14 @@ import type { ObservedWorker } from './job-observation';
  */
 @Injectable()
 export class ReconcileRepository {
-  /** Deployments due for a look, oldest first, across tenants. */
-  async due(client: Pick<PoolClient, 'query'>, max: number): Promise<{ tenantId: string; deploymentId: string }[]> {
-    const rows = await q<{ tenant_id: string; deployment_id: string }>(client, 'list due deployments', 'SELECT tenant_id, deployment_id FROM weir_due_deployments($1)', [max]);
+  /** Deployments of this installation (queue prefix) due for a look, oldest first, across tenants. */
+  async due(client: Pick<PoolClient, 'query'>, installation: string, max: number): Promise<{ tenantId: string; deploymentId: string }[]> {
+    const rows = await q<{ tenant_id: string; deployment_id: string }>(
+      client,
+      'list due deployments',
+      'SELECT tenant_id, deployment_id FROM weir_due_deployments($1, $2)',
+      [max, installation],
+    );
     return rows.map((r) => ({ tenantId: r.tenant_id, deploymentId: r.deployment_id }));
   }
 
@@ -23,7 +28,7 @@ export class ReconcileRepository {
    * reconciling one deployment at once; SKIP LOCKED makes the loser move on rather than wait. Null when another
    * instance holds it or it is no longer due.
    */
-  async claim(client: PoolClient, tenantId: string, id: string): Promise<Deployment | null> {
+  async claim(client: PoolClient, tenantId: string, installation: string, id: string): Promise<Deployment | null> {
     // The tenant row first (KEY SHARE, as the foreign keys of the rows written below would take it later): the
     // API locks the tenant before its deployments (quota checks), and taking the two in the same order means a
     // reconcile can never deadlock with a create or patch of the same tenant.
@@ -31,8 +36,9 @@ export class ReconcileRepository {
     const rows = await q<DeploymentRow>(
       client,
       'claim deployment',
-      `SELECT ${DEPLOYMENT_COLUMNS} FROM deployments WHERE id = $1 AND next_reconcile_at <= now() FOR UPDATE SKIP LOCKED`,
-      [id],
+      `SELECT ${DEPLOYMENT_COLUMNS} FROM deployments
+       WHERE id = $1 AND installation = $2 AND next_reconcile_at <= now() FOR UPDATE SKIP LOCKED`,
+      [id, installation],
     );
     return rows.length ? toDeployment(rows[0]) : null;
   }
@@ -83,6 +89,18 @@ export class ReconcileRepository {
       ],
     );
     return toRun(rows[0]);
+  }
+
+  /** The restore a tenant requested for the next run (a savepoint), removed as it is taken; null when none. */
+  async takeRequestedRestore(client: PoolClient, deploymentId: string): Promise<DeploymentRun['restoreFrom']> {
+    const rows = await q<{ snapshot_id: string; location: string; allow_non_restored_state: boolean }>(
+      client,
+      'take requested restore',
+      'DELETE FROM deployment_restores WHERE deployment_id = $1 RETURNING snapshot_id, location, allow_non_restored_state',
+      [deploymentId],
+    );
+    const r = rows[0];
+    return r ? { snapshotId: r.snapshot_id, location: r.location, ...(r.allow_non_restored_state ? { allowNonRestoredState: true } : {}) } : null;
   }
 
   /** Sets one timestamp of a run once (dispatched, running, stop sent); true when this call set it. */

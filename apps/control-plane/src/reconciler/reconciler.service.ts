@@ -31,6 +31,8 @@ const MAX_STEPS = 6;
 @Injectable()
 export class Reconciler implements OnApplicationBootstrap, OnModuleDestroy {
   readonly timing: ReconcileTiming;
+  /** This control plane's installation: its queue prefix, the only queues through which it reaches workers. */
+  private readonly installation: string;
   private timer: NodeJS.Timeout | undefined;
   private scanning: Promise<void> | undefined;
   private again = false;
@@ -48,6 +50,7 @@ export class Reconciler implements OnApplicationBootstrap, OnModuleDestroy {
     private readonly publisher: DeploymentStatusPublisher,
   ) {
     this.timing = timingFor(config.WEIR_WORKER_HEARTBEAT_MS);
+    this.installation = config.WEIR_QUEUE_PREFIX;
     this.logger = logger.child({ component: 'reconciler' });
   }
 
@@ -84,7 +87,7 @@ export class Reconciler implements OnApplicationBootstrap, OnModuleDestroy {
   }
 
   private async scanOnce(): Promise<void> {
-    const due = await this.repository.due(this.pool, BATCH);
+    const due = await this.repository.due(this.pool, this.installation, BATCH);
     for (const { tenantId, deploymentId } of due) {
       if (this.stopped) return;
       try {
@@ -103,7 +106,7 @@ export class Reconciler implements OnApplicationBootstrap, OnModuleDestroy {
   /** One step for one deployment; true when its status moved (so the next step may follow at once). */
   async reconcile(tenantId: string, deploymentId: string): Promise<boolean> {
     const result = await withTenant(this.pool, tenantId, async (client) => {
-      const deployment = await this.repository.claim(client, tenantId, deploymentId);
+      const deployment = await this.repository.claim(client, tenantId, this.installation, deploymentId);
       if (!deployment) return null;
       const run = deployment.runNo ? await this.repository.run(client, deployment.id, deployment.runNo) : null;
       const worker = run ? await this.repository.worker(client, run.workerId) : null;

@@ -42,7 +42,8 @@ export class TransactionActions implements ReconcileActions {
       subtasks: planSubtasks(bundle, options.parallelism),
       slots,
       reason: options.reason,
-      restoreFrom: options.restoreFrom ?? null,
+      // A restore the tenant asked for (a savepoint) wins over the status's default (the latest checkpoint).
+      restoreFrom: (await this.deps.repository.takeRequestedRestore(this.client, this.deployment.id)) ?? options.restoreFrom ?? null,
     });
     return { placed: true, run };
   }
