@@ -132,49 +132,9 @@ export class SinkTerminal implements ChainNode, ChainTerminal {
   }
 }
 
-interface SerialisedKey {
-  readonly keyBytes: Uint8Array;
-  readonly keyGroup: number;
-}
-
-/** Keys per generation of the serialised-key cache (two generations: at most twice this many are kept). */
-const KEY_CACHE_GENERATION = 32_768;
-
-/**
- * Serialised key and key group per key, for keys seen recently. Real key streams are skewed, so most records hit;
- * a hit saves two buffer allocations and a hash. Two generations give LRU-like retention without per-hit upkeep:
- * when the current one fills it becomes the previous one, and a key found there is promoted.
- */
-class SerialisedKeyCache {
-  private current = new Map<KeyValue, SerialisedKey>();
-  private previous = new Map<KeyValue, SerialisedKey>();
-
-  constructor(private readonly maxParallelism: number) {}
-
-  get(key: KeyValue): SerialisedKey {
-    let found = this.current.get(key);
-    if (found !== undefined) return found;
-    found = this.previous.get(key);
-    if (found === undefined) {
-      const keyBytes = encodeKey(key);
-      found = { keyBytes, keyGroup: keyGroupFor(keyBytes, this.maxParallelism) };
-    }
-    if (this.current.size >= KEY_CACHE_GENERATION) {
-      this.previous = this.current;
-      this.current = new Map();
-    }
-    this.current.set(key, found);
-    return found;
-  }
-}
-
-/**
- * keyBy: computes key → serialised key → key group, then hands the batch to the keyed exchange. The serialised key
- * is shared by every record of that key (records are immutable downstream).
- */
+/** keyBy: computes key → serialised key → key group, then hands the batch to the keyed exchange. */
 export class KeyByTerminal implements ChainNode, ChainTerminal {
   private pending: KeyedRecord[] = [];
-  private readonly keys: SerialisedKeyCache;
 
   constructor(
     private readonly operatorId: string,
@@ -182,23 +142,21 @@ export class KeyByTerminal implements ChainNode, ChainTerminal {
     private readonly maxParallelism: number,
     private readonly sender: KeyedSender,
     private readonly env: ChainEnv,
-  ) {
-    this.keys = new SerialisedKeyCache(maxParallelism);
-  }
+  ) {}
 
   push(records: readonly StreamRecord[]): void {
     for (const r of records) {
       try {
         const key = this.selector(r.value);
-        const serialised = this.keys.get(key);
+        const keyBytes = encodeKey(key);
         this.pending.push({
           value: r.value,
           timestamp: r.timestamp,
           ingestMs: r.ingestMs,
           raw: r.raw,
           key,
-          keyBytes: serialised.keyBytes,
-          keyGroup: serialised.keyGroup,
+          keyBytes,
+          keyGroup: keyGroupFor(keyBytes, this.maxParallelism),
         });
       } catch (err) {
         this.env.deadLetters.add({
