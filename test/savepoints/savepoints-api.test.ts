@@ -129,4 +129,25 @@ describe('savepoints API', () => {
     expect(refused.status).toBe(409);
     expect(refused.body.detail).toMatch(/SUSPENDED|STOPPING/);
   });
+
+  it('restore into a bundle whose operator ids changed: refused with the explanation, then allowed at another parallelism', async () => {
+    const refused = await client.post(`/v1/deployments/${deploymentId}/savepoints/sp-stop/restore`, { bundleId: v2 });
+    expect(refused.status).toBe(409);
+    expect(refused.body.detail).toContain('operator "counts" has state in the savepoint but not in the bundle');
+    expect(refused.body.detail).toContain('allowNonRestoredState');
+    expect((await client.get(`/v1/deployments/${deploymentId}`)).body.status).toBe('SUSPENDED');
+
+    const restored = await client.post(`/v1/deployments/${deploymentId}/savepoints/sp-stop/restore`, {
+      bundleId: v2,
+      parallelism: { default: 1, operators: { 'counts-v2': 3 } },
+      allowNonRestoredState: true,
+    });
+    expect(restored.status).toBe(202);
+    const running = await waitForStatus(client, deploymentId, 'RUNNING');
+    expect(running.bundleId).toBe(v2);
+    const history = await client.get(`/v1/deployments/${deploymentId}/history`);
+    const latest = history.body.runs[0];
+    expect(latest.restoreFrom).toMatchObject({ snapshotId: 'sp-stop', allowNonRestoredState: true });
+    expect(latest.subtasks.filter((s: { operatorId: string }) => s.operatorId === 'counts-v2')).toHaveLength(3);
+  });
 });

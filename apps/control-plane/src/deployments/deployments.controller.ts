@@ -89,7 +89,7 @@ export class DeploymentsController {
   @HttpCode(202)
   @ApiOperation({
     summary: 'Upgrade to another version of its bundle',
-    description: 'The deployment goes through UPGRADING. Modes savepoint and last-state are accepted, but no savepoints or checkpoints exist yet (issue 5): the new version starts without state, and the transition reason says so.',
+    description: 'The deployment goes through UPGRADING. last-state restores the latest checkpoint; savepoint starts from a savepoint requested through POST …/savepoints/{savepointId}/restore (or without state); stateless starts without state. The transition reason says which.',
   })
   @ApiParam(ID_PARAM)
   @ApiBody({ type: UpgradeDeploymentRequestDto })

@@ -49,7 +49,8 @@ export class CommandGateway implements OnApplicationBootstrap, OnModuleDestroy {
       bundle: { key: bundle.key, sha256: bundle.sha256 },
       maxParallelism: bundle.maxParallelism,
       subtasks: run.subtasks.map((s) => ({ operatorId: s.operatorId, subtask: s.subtask, keyGroups: s.keyGroups.map(([a, b]) => [a, b] as [number, number]) })),
-      ...(run.restoreFrom ? { restoreFrom: run.restoreFrom } : {}),
+      ...(run.restoreFrom ? { restoreFrom: { snapshotId: run.restoreFrom.snapshotId, location: run.restoreFrom.location } } : {}),
+      ...(run.restoreFrom?.allowNonRestoredState ? { allowNonRestoredState: true } : {}),
       checkpointing: checkpointingOf(deployment.config),
     });
   }

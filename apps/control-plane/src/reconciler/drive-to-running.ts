@@ -84,11 +84,13 @@ async function watchNewRun(ctx: ReconcileContext, run: DeploymentRun): Promise<N
 }
 
 /**
- * A recovery or a rescale continues from the job's newest usable checkpoint (the job host finds it on S3, falls
- * back past a damaged one, and starts fresh when none exists yet); other starts begin without state.
+ * A recovery, a rescale or a last-state upgrade continues from the job's newest usable checkpoint (the job host
+ * finds it on S3, falls back past a damaged one, and starts fresh when none exists yet); other starts begin
+ * without state unless the tenant asked for a savepoint restore (placeRun takes that request first).
  */
 function restoreFromFor(deployment: ReconcileContext['deployment']): DeploymentRun['restoreFrom'] {
-  if (deployment.status !== 'RECOVERING' && deployment.status !== 'RESCALING') return null;
+  const lastState = deployment.status === 'UPGRADING' && deployment.pendingUpgrade?.mode === 'last-state';
+  if (deployment.status !== 'RECOVERING' && deployment.status !== 'RESCALING' && !lastState) return null;
   return latestCheckpointOf(deployment.tenantId, deployment.id);
 }
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { parallelismInput } from '../deployments/dto/deployment-input';
 
 const savepointId = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/, 'expected 1-128 of [A-Za-z0-9._-], not starting with . _ -');
 
@@ -13,3 +14,13 @@ export const triggerSavepointBody = z.strictObject({
 export type TriggerSavepointBody = z.infer<typeof triggerSavepointBody>;
 
 export const restoreCheckBody = z.strictObject({ bundleId: z.string().min(1).max(64) });
+
+export const restoreSavepointBody = z.strictObject({
+  /** Restore into this bundle version (another version of the deployment's bundle); default: the current one. */
+  bundleId: z.string().min(1).max(64).optional(),
+  /** Restore at this parallelism; key groups spread over the new subtasks. */
+  parallelism: parallelismInput.optional(),
+  /** Drop the state of operators the bundle does not have instead of refusing the restore. */
+  allowNonRestoredState: z.boolean().optional(),
+});
+export type RestoreSavepointBody = z.infer<typeof restoreSavepointBody>;

@@ -42,3 +42,9 @@ export class RestoreCheckDto {
   @ApiProperty({ type: [UnreadableStateDto] }) unreadable!: UnreadableStateDto[];
   @ApiProperty() explanation!: string;
 }
+
+export class RestoreSavepointRequestDto {
+  @ApiPropertyOptional({ description: 'Another version of the deployment\'s bundle; default: the current one' }) bundleId?: string;
+  @ApiPropertyOptional({ description: 'Parallelism to restore at: { default, operators }' }) parallelism?: Record<string, unknown>;
+  @ApiPropertyOptional({ description: 'Drop the state of operators the bundle does not have instead of refusing' }) allowNonRestoredState?: boolean;
+}

@@ -4,8 +4,9 @@ import { Idempotent } from '../idempotency';
 import { ApiProblemResponse } from '../problems/api-problem-response.decorator';
 import { ApiTenantAuth, CurrentPrincipal, RequireScope, type Principal } from '../tenancy';
 import { parseInput } from '../validation/parse-input';
-import { restoreCheckBody, savepointParams, triggerSavepointBody } from './savepoint-input';
-import { RestoreCheckDto, RestoreCheckRequestDto, SavepointListDto, SavepointStatusDto, TriggerSavepointRequestDto } from './savepoint.dto';
+import { DeploymentDto } from '../deployments/dto/deployment.dto';
+import { restoreCheckBody, restoreSavepointBody, savepointParams, triggerSavepointBody } from './savepoint-input';
+import { RestoreCheckDto, RestoreCheckRequestDto, RestoreSavepointRequestDto, SavepointListDto, SavepointStatusDto, TriggerSavepointRequestDto } from './savepoint.dto';
 import { SavepointsService } from './savepoints.service';
 
 @ApiTags('savepoints')
@@ -57,6 +58,29 @@ export class SavepointsController {
   async dispose(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Param('savepointId') savepointId: string): Promise<void> {
     const params = parseInput(savepointParams, { id, savepointId }, 'path');
     await this.savepoints.dispose(principal.tenantId, params.id, params.savepointId!);
+  }
+
+  @Post(':savepointId/restore')
+  @RequireScope('write')
+  @Idempotent()
+  @HttpCode(202)
+  @ApiOperation({
+    summary: 'Start a SUSPENDED deployment from this savepoint, optionally in another bundle version and parallelism',
+    description: 'Refused (409, naming each operator) when state would be dropped, unless allowNonRestoredState is true, or cannot be read.',
+  })
+  @ApiBody({ type: RestoreSavepointRequestDto })
+  @ApiAcceptedResponse({ type: DeploymentDto })
+  @ApiProblemResponse(400, 'The body is invalid (or names another bundle, an unknown version, a bad parallelism)')
+  @ApiProblemResponse(409, 'The deployment is not SUSPENDED, or the savepoint does not fit the bundle (the detail names the operators)')
+  async restore(
+    @CurrentPrincipal() principal: Principal,
+    @Param('id') id: string,
+    @Param('savepointId') savepointId: string,
+    @Body() body: unknown,
+  ): Promise<DeploymentDto> {
+    const params = parseInput(savepointParams, { id, savepointId }, 'path');
+    const input = parseInput(restoreSavepointBody, body ?? {}, 'body');
+    return DeploymentDto.from(await this.savepoints.restore(principal.tenantId, params.id, params.savepointId!, input));
   }
 
   @Post(':savepointId/restore-check')

@@ -10,7 +10,8 @@ import { BLOB_STORE } from '../infrastructure/tokens';
 import { InvalidRequestProblem, NotFoundProblem } from '../problems/problem.exception';
 import { TenantDb } from '../tenancy/tenant-db';
 import { SavepointCommands } from './savepoint-commands';
-import { DeploymentNotRunningProblem } from './savepoint.problems';
+import type { RestoreSavepointBody } from './savepoint-input';
+import { DeploymentNotRunningProblem, SavepointIncompatibleProblem } from './savepoint.problems';
 
 export type SavepointState = 'PENDING' | 'COMPLETED' | 'FAILED';
 
@@ -116,6 +117,51 @@ export class SavepointsService {
     if (!savepoint) throw new NotFoundProblem('Savepoint', savepointId);
     const result = restoreCheckOf(savepoint, bundle.operatorIds, bundle.maxParallelism);
     return { ...result, bundleId, explanation: explain(result, savepointId) };
+  }
+
+  /**
+   * Starts a SUSPENDED deployment from a savepoint, optionally in another bundle version and at another
+   * parallelism. The dry run decides first: unreadable state is refused, dropped state too unless allowed. The
+   * bundle and parallelism go through the deployments service (validation, quotas); the restore is recorded for
+   * the next run placed (the reconciler takes it in the placement's transaction); then the desired state is RUNNING.
+   */
+  async restore(tenantId: string, deploymentId: string, savepointId: string, body: RestoreSavepointBody): Promise<Deployment> {
+    const { deployment, bundle } = await this.db.run(tenantId, async (client) => {
+      const d = await this.mustFind(client, deploymentId);
+      return { deployment: d, bundle: await this.bundles.byId(client, body.bundleId ?? d.pendingUpgrade?.bundleId ?? d.bundleId) };
+    });
+    if (!bundle) throw new InvalidRequestProblem([{ in: 'body', name: 'bundleId', reason: `no bundle ${JSON.stringify(body.bundleId)}` }]);
+    if (deployment.status !== 'SUSPENDED') {
+      throw new DeploymentNotRunningProblem(
+        `deployment ${deploymentId} is ${deployment.status}: restore a SUSPENDED deployment (stop it with a savepoint first)`,
+      );
+    }
+    const savepoint = await this.store.savepoint(scopeOf(deployment), savepointId);
+    if (!savepoint) throw new NotFoundProblem('Savepoint', savepointId);
+    const check = restoreCheckOf(savepoint, bundle.operatorIds, bundle.maxParallelism);
+    if (check.unreadable.length > 0 || (check.dropped.length > 0 && !body.allowNonRestoredState)) {
+      const hint = check.unreadable.length === 0 ? ' (allowNonRestoredState: true drops it)' : '';
+      throw new SavepointIncompatibleProblem(`${explain(check, savepointId)}${hint}`);
+    }
+    await this.db.run(tenantId, (client) =>
+      client.query(
+        `INSERT INTO deployment_restores (tenant_id, deployment_id, snapshot_id, location, allow_non_restored_state)
+         VALUES ($1, $2, $3, $4, $5)
+         ON CONFLICT (deployment_id) DO UPDATE SET snapshot_id = $3, location = $4, allow_non_restored_state = $5, requested_at = now()`,
+        [tenantId, deploymentId, savepointId, savepoint.key, body.allowNonRestoredState ?? false],
+      ),
+    );
+    try {
+      if (body.bundleId && body.bundleId !== deployment.bundleId) {
+        await this.deploymentsService.upgrade(tenantId, deploymentId, { bundleId: body.bundleId, mode: 'savepoint', parallelism: body.parallelism });
+      } else if (body.parallelism) {
+        await this.deploymentsService.patch(tenantId, deploymentId, { parallelism: body.parallelism });
+      }
+    } catch (err) {
+      await this.db.run(tenantId, (client) => client.query('DELETE FROM deployment_restores WHERE deployment_id = $1', [deploymentId]));
+      throw err;
+    }
+    return this.deploymentsService.patch(tenantId, deploymentId, { desiredState: 'RUNNING' });
   }
 
   private async mustFind(client: Parameters<DeploymentsRepository['find']>[0], id: string): Promise<Deployment> {

@@ -35,8 +35,15 @@ export class JobCheckpointer {
     private readonly events: CheckpointerEvents,
   ) {}
 
-  start(): void {
-    this.schedule();
+  /** `immediately`: the first checkpoint right away (after a savepoint restore, so "latest" is the restored state). */
+  start(immediately = false): void {
+    if (immediately) {
+      this.enqueue(() => this.take())
+        .catch(() => undefined)
+        .finally(() => this.schedule());
+    } else {
+      this.schedule();
+    }
   }
 
   /** Takes a savepoint (idempotent per id: an existing savepoint is returned as it is). */

@@ -14,7 +14,7 @@ import { createStateBackend } from '@weir/state';
 import { loadBundle } from '../bundles/load-bundle';
 import { commitRestoredEpochs } from '../checkpoints/commit-markers';
 import { JobCheckpointer, nextCheckpointId } from '../checkpoints/job-checkpointer';
-import { loadRestorePoint } from '../checkpoints/restore-point';
+import { LATEST_CHECKPOINT, loadRestorePoint } from '../checkpoints/restore-point';
 import { restorableSnapshot } from '../checkpoints/restorable-snapshot';
 import type { FromJobHost, StartJobMessage, ToJobHost } from './ipc';
 
@@ -69,7 +69,7 @@ async function start(message: StartJobMessage): Promise<void> {
     failed: (checkpointId, err) => send({ type: 'checkpoint-failed', checkpointId, message: err.message }),
     retentionFailed: (err) => process.stderr.write(`checkpoint retention failed: ${err.message}\n`),
   });
-  if (checkpointing && checkpointing.intervalMs > 0) checkpointer.start();
+  if (checkpointing && checkpointing.intervalMs > 0) checkpointer.start(Boolean(point) && message.restoreFrom?.snapshotId !== LATEST_CHECKPOINT);
   const stages = new Map<string, number>();
   for (const snapshot of running.metrics()) stages.set(snapshot.operatorId, Math.max(stages.get(snapshot.operatorId) ?? 0, snapshot.subtask + 1));
   send({ type: 'started', stages: [...stages].map(([operatorId, parallelism]) => ({ operatorId, parallelism })) });

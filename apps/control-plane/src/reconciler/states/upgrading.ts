@@ -2,7 +2,7 @@ import { driveToRunning } from '../drive-to-running';
 import type { StateHandler } from '../state-machine';
 
 /**
- * Another bundle version: stop the run, adopt the new bundle, start it. Every mode runs stateless today: the
- * reason recorded on entering UPGRADING says that no savepoint or checkpoint exists to restore (issue 5).
+ * Another bundle version: stop the run, adopt the new bundle, start it: last-state from the latest checkpoint,
+ * savepoint from a requested savepoint restore, stateless without state (upgrade-reason.ts says which).
  */
 export const upgrading: StateHandler = (ctx) => driveToRunning(ctx);
