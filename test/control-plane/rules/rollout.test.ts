@@ -9,12 +9,14 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { KafkaConnector } from '@weir/kafka';
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WorkerApp } from '../../../apps/worker/src/worker-app';
+import { eventChannel } from '../../../apps/control-plane/src/graphql/events';
 import { produceTransactions } from '../../../apps/cli/src/generate/produce-transactions';
 import type { Alert, FraudJobTopics } from '../../../examples/fraud-detection';
 import { api, deleteTopics, ensureTopics, startWorker, waitForStatus, type Api } from '../deployments/support';
-import { deleteQueues, deleteWorkers, startControlPlane, testConfig, uniquePrefix, type RunningControlPlane } from '../support/control-plane';
+import { deleteQueues, deleteWorkers, eventually, startControlPlane, testConfig, uniquePrefix, type RunningControlPlane } from '../support/control-plane';
 import { createTestTenant, type TestTenant } from '../support/tenants';
 import { everyTx, ownerOf, parse, readUntil, uploadFraudBundle, waitForRollout } from './support';
 
@@ -86,6 +88,11 @@ describe('rules of a deployment: versions, rollouts, acks, swap under load, roll
   });
 
   it('swaps v1 → v2 under load: each transaction judged by exactly one version, once per input channel; then rolls back', async () => {
+    // Progress is pushed on the deployment's rollouts channel (what the ruleRollouts subscription relays).
+    const progress: { phase: string; version: number; acknowledgedSubtasks: number; totalSubtasks: number }[] = [];
+    const subscriber = new Redis(config.WEIR_REDIS_URL);
+    subscriber.on('message', (_channel: string, message: string) => progress.push(JSON.parse(message) as (typeof progress)[number]));
+    await subscriber.subscribe(eventChannel(config.WEIR_QUEUE_PREFIX, 'rollouts', tenant.tenantId, deploymentId));
     const v1 = await client.post(rulesPath(), { rules: [everyTx(1)] });
     expect(v1.status, JSON.stringify(v1.body)).toBe(201);
     expect(v1.body.version).toBe(1);
@@ -94,6 +101,10 @@ describe('rules of a deployment: versions, rollouts, acks, swap under load, roll
     const routing = r1.subtasks.filter((s) => s.operatorId === 'route-by-rule');
     expect(routing.map((s) => [s.subtask, s.appliedVersion])).toEqual([[0, 1], [1, 1]]);
     expect(routing.every((s) => s.rulesOffset === r1.rulesOffset && r1.rulesOffset !== null)).toBe(true);
+    await eventually('ACTIVE pushed', async () => (progress.some((m) => m.phase === 'ACTIVE') ? true : undefined), { timeoutMs: 5_000 });
+    subscriber.disconnect();
+    expect(progress).toContainEqual(expect.objectContaining({ phase: 'ROLLING_OUT', version: 1, acknowledgedSubtasks: 0 }));
+    expect(progress.find((m) => m.phase === 'ACTIVE')).toMatchObject({ version: 1, acknowledgedSubtasks: 2, totalSubtasks: 2 });
 
     // Transactions flow in chunks (seeds 100, 101, …) from before v2 (same rule, limit 0: still alerts on every
     // transaction) is accepted until after every subtask acknowledged it: the swap lands inside the flow.
