@@ -163,13 +163,13 @@ describe('deployment dispatch', { timeout: 150_000 }, () => {
     expect(first).toMatchObject({ runNo: 1, workerId: workerIds[1], outcome: 'LOST' });
     expect(second).toMatchObject({ runNo: 2, workerId: workerIds[2], outcome: null });
     const recovering = (history.body.transitions as { to: string; reason: string }[]).find((t) => t.to === 'RECOVERING')!;
-    expect(recovering.reason).toMatch(new RegExp(`worker ${workerIds[1]} is LOST.*without state`));
+    expect(recovering.reason).toMatch(new RegExp(`worker ${workerIds[1]} is LOST: re-placing the job, restoring its latest checkpoint`));
 
     expect((await client.patch(`/v1/deployments/${id}`, { desiredState: 'CANCELLED' })).status).toBe(200);
     await waitForStatus(client, id, 'CANCELLED');
   });
 
-  it('upgrades through UPGRADING (saying no checkpoint exists yet) and rescales through RESCALING', async () => {
+  it('upgrades through UPGRADING (the reason says what happens to state) and rescales through RESCALING', async () => {
     const survivor = workers[workers.length - 1];
     const runs = vi.spyOn(survivor.supervisor, 'run');
     const created = await client.post('/v1/deployments', { name: `wc-up-${run}`, bundleId });
@@ -193,10 +193,10 @@ describe('deployment dispatch', { timeout: 150_000 }, () => {
     const history = await client.get(`/v1/deployments/${id}/history`);
     const transitions = history.body.transitions as { from: string; to: string; reason: string }[];
     expect(transitions.map((t) => t.to)).toEqual(['CREATED', 'STARTING', 'RUNNING', 'UPGRADING', 'RUNNING', 'RESCALING', 'RUNNING']);
-    expect(transitions[3].reason).toMatch(/mode last-state.*no checkpoint exists yet \(issue 5\).*without state/);
+    expect(transitions[3].reason).toMatch(new RegExp(`upgrade to bundle ${bundleV2} \\(mode last-state\\): `));
     const byNo = Object.fromEntries((history.body.runs as { runNo: number }[]).map((r) => [r.runNo, r]));
     expect(byNo[1]).toMatchObject({ bundleId, outcome: 'REPLACED', restoreFrom: null });
-    expect(byNo[2]).toMatchObject({ bundleId: bundleV2, outcome: 'REPLACED', restoreFrom: null });
+    expect(byNo[2]).toMatchObject({ bundleId: bundleV2, outcome: 'REPLACED' });
     expect(byNo[3]).toMatchObject({ bundleId: bundleV2, outcome: null });
 
     expect((await client.patch(`/v1/deployments/${id}`, { desiredState: 'CANCELLED' })).status).toBe(200);

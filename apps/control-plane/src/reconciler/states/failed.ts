@@ -11,7 +11,7 @@ export const failed: StateHandler = async ({ deployment }) => {
   if (deployment.desiredState === 'SUSPENDED') return goTo('SUSPENDED', 'suspended after a failure');
   if (deployment.pendingUpgrade) return goTo('UPGRADING', upgradeReason(deployment.pendingUpgrade));
   if (deployment.pendingParallelism) return goTo('RESCALING', 'parallelism change requested after a failure: restarting');
-  if (restartRequested(deployment)) return goTo('STARTING', 'desired state RUNNING set again after the failure: restarting, without state (checkpoints: issue 5)');
+  if (restartRequested(deployment)) return goTo('STARTING', 'desired state RUNNING set again after the failure: restarting');
   return stay();
 };
 

@@ -2,7 +2,7 @@ import { driveToRunning } from '../drive-to-running';
 import type { StateHandler } from '../state-machine';
 
 /**
- * A parallelism change: stop the run, start one with the new parallelism. A restart for now, without state
- * (checkpoints are issue 5); moving only the key groups that must move, without stopping, is the live rescale.
+ * A parallelism change: stop the run, start one with the new parallelism from the latest checkpoint (key groups
+ * go to their new owners). A restart for now; moving only the key groups that must move, live, comes later.
  */
 export const rescaling: StateHandler = (ctx) => driveToRunning(ctx);

@@ -12,13 +12,13 @@ export const running: StateHandler = async (ctx) => {
   }
   if (deployment.pendingUpgrade) return goTo('UPGRADING', upgradeReason(deployment.pendingUpgrade));
   if (deployment.pendingParallelism) {
-    return goTo('RESCALING', 'parallelism change requested: restarting with the new parallelism, without state (checkpoints: issue 5)');
+    return goTo('RESCALING', 'parallelism change requested: restarting with the new parallelism from the latest checkpoint');
   }
   switch (job.kind) {
     case 'worker-gone':
-      return goTo('RECOVERING', `worker ${job.workerId} is ${job.workerStatus}: re-placing the job, without state (checkpoints: issue 5)`);
+      return goTo('RECOVERING', `worker ${job.workerId} is ${job.workerStatus}: re-placing the job, restoring its latest checkpoint`);
     case 'worker-restarted':
-      return goTo('RECOVERING', `worker ${job.workerId} restarted without the job: re-placing it, without state (checkpoints: issue 5)`);
+      return goTo('RECOVERING', `worker ${job.workerId} restarted without the job: re-placing it, restoring its latest checkpoint`);
     case 'failed':
       await actions.stopRun(run, 'failed: releasing its slots');
       await actions.endRun(run, 'FAILED', `worker ${run.workerId} reports the job FAILED`);

@@ -191,7 +191,7 @@ describe('RUNNING', () => {
   it('goes RECOVERING when its worker is LOST, saying the state is not recovered', async () => {
     const { next } = await step('RUNNING', { run: running, job: gone });
     expect(next).toMatchObject({ kind: 'transition', to: 'RECOVERING' });
-    expect((next as { reason: string }).reason).toMatch(/without state.*issue 5/);
+    expect((next as { reason: string }).reason).toMatch(/re-placing the job, restoring its latest checkpoint/);
   });
 
   it('goes RECOVERING when its worker restarted without the job', async () => {
@@ -214,7 +214,7 @@ describe('RUNNING', () => {
     const upgrade = { bundleId: 'b2', mode: 'savepoint' as const, requestedAt: T0.toISOString() };
     const up = await step('RUNNING', { run: running, job: seen('running'), d: { pendingUpgrade: upgrade } });
     expect(to(up.next)).toBe('UPGRADING');
-    expect((up.next as { reason: string }).reason).toMatch(/starts from the savepoint requested.*or without state/);
+    expect((up.next as { reason: string }).reason).toMatch(/no savepoint taken.*issue 5/);
     const re = await step('RUNNING', { run: running, job: seen('running'), d: { pendingParallelism: { default: 2, operators: {} } } });
     expect(to(re.next)).toBe('RESCALING');
   });
