@@ -214,7 +214,7 @@ describe('RUNNING', () => {
     const upgrade = { bundleId: 'b2', mode: 'savepoint' as const, requestedAt: T0.toISOString() };
     const up = await step('RUNNING', { run: running, job: seen('running'), d: { pendingUpgrade: upgrade } });
     expect(to(up.next)).toBe('UPGRADING');
-    expect((up.next as { reason: string }).reason).toMatch(/no savepoint taken.*issue 5/);
+    expect((up.next as { reason: string }).reason).toMatch(/starts from the savepoint requested.*or without state/);
     const re = await step('RUNNING', { run: running, job: seen('running'), d: { pendingParallelism: { default: 2, operators: {} } } });
     expect(to(re.next)).toBe('RESCALING');
   });
