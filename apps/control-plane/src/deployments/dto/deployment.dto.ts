@@ -78,7 +78,7 @@ export class RunDto {
   @ApiProperty() bundleId!: string;
   @ApiProperty({ description: 'Slots the run holds on its worker' }) slots!: number;
   @ApiProperty({ type: [SubtaskAssignmentDto] }) subtasks!: SubtaskAssignmentDto[];
-  @ApiProperty({ type: Object, nullable: true, description: 'Snapshot restored at start; always null until checkpoints exist (issue 5)' })
+  @ApiProperty({ type: Object, nullable: true, description: 'Checkpoint or savepoint the run restored at start; null for a fresh start' })
   restoreFrom!: { snapshotId: string; location: string } | null;
   @ApiProperty() startedReason!: string;
   @ApiProperty({ format: 'date-time' }) placedAt!: string;
@@ -149,7 +149,7 @@ export class UpgradeDeploymentRequestDto {
   @ApiPropertyOptional() bundleId?: string;
   @ApiProperty({
     enum: UPGRADE_MODES,
-    description: 'savepoint and last-state are accepted, but no savepoints or checkpoints exist yet (issue 5): every mode starts the new version without state, and the transition reason says so',
+    description: 'last-state restores the latest checkpoint; savepoint starts from a requested savepoint restore (or without state); stateless starts without state. The transition reason says which',
   })
   mode!: string;
   @ApiPropertyOptional({ description: 'Parallelism for the new version (default: keep the current one)' }) parallelism?: Partial<ParallelismDto>;
