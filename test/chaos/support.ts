@@ -55,7 +55,19 @@ export function sortOutputs(out: Output[]): Output[] {
 
 /** A keyed running count/sum job reading `input` and writing `output`, built into a bundle the job host loads. */
 export async function writeBundle(dir: string, input: string, output: string, ids = { keyed: 'totals', sink: 'out' }): Promise<string> {
-  const source = `
+  const entry = join(dir, `job-${randomBytes(3).toString('hex')}.ts`);
+  await writeFile(entry, totalsJobSource(input, output, ids));
+  const built = await buildBundle(entry);
+  const path = join(dir, `bundle-${built.sha256}.js`);
+  await writeFile(path, built.code);
+  return path;
+}
+
+export const TOTALS_OPERATORS = ['in', 'by-key', 'totals', 'out'];
+
+/** The job's TypeScript source. */
+export function totalsJobSource(input: string, output: string, ids = { keyed: 'totals', sink: 'out' }): string {
+  return `
 import { defineJob, json, kafkaSink, kafkaSource, valueState, type KeyedProcessFunction } from '@weir/engine';
 const totals = valueState<{ count: number; sum: number }>('totals');
 const running: KeyedProcessFunction<string, { k: string; i: number; v: number }, { k: string; i: number; count: number; sum: number }> = {
@@ -75,12 +87,6 @@ export default defineJob({ name: 'chaos-totals', maxParallelism: 32 }, (job) => 
     .sink('${ids.sink}', kafkaSink<{ k: string; i: number; count: number; sum: number }>({ topic: '${output}', format: json(), key: (r) => r.k }));
 });
 `;
-  const entry = join(dir, `job-${randomBytes(3).toString('hex')}.ts`);
-  await writeFile(entry, source);
-  const built = await buildBundle(entry);
-  const path = join(dir, `bundle-${built.sha256}.js`);
-  await writeFile(path, built.code);
-  return path;
 }
 
 export function startJobHost(message: Omit<StartJobMessage, 'type'>): JobProcess {
