@@ -17,6 +17,7 @@ import { DeploymentConflictProblem } from './deployment.problems';
 import { DeploymentsRepository } from './deployments.repository';
 import type { BundleRefInput, CreateDeploymentBody, PatchDeploymentBody, UpgradeDeploymentBody } from './dto/deployment-input';
 import { resolveParallelism, undispatchableOperators } from './parallelism';
+import { checkpointingViolations } from '../savepoints/checkpointing-settings';
 import { bundleTopicViolations, configTopicViolations } from './topic-namespace';
 
 export interface DeploymentHistory {
@@ -46,6 +47,7 @@ export class DeploymentsService {
         ...configTopicViolations(tenantId, body.config?.topics),
         ...bundleTopicViolations(tenantId, bundle.topics, field),
         ...undispatchableOperators(bundle, field),
+        ...checkpointingViolations(body.config?.properties),
       );
       if (errors.length) throw new InvalidRequestProblem(errors);
       const slots = slotsFor(bundle, parallelism);

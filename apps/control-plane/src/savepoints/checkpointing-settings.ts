@@ -32,6 +32,18 @@ export function checkpointingOf(config: DeploymentConfig): CheckpointingSettings
   return { intervalMs, retain, delivery };
 }
 
+/** The problems of a deployment's checkpoint properties, for a 400 at deploy time rather than a failing dispatch. */
+export function checkpointingViolations(properties: Readonly<Record<string, string>> | undefined): { in: 'body'; name: string; reason: string }[] {
+  try {
+    checkpointingOf({ properties });
+    return [];
+  } catch (err) {
+    if (!(err instanceof CheckpointingSettingsError)) throw err;
+    const name = /properties\.([^ ]+)/.exec(err.message)?.[1] ?? '';
+    return [{ in: 'body', name: `config.properties.${name}`, reason: err.message }];
+  }
+}
+
 function integer(raw: string | undefined, fallback: number, min: number, max: number, name: string): number {
   if (raw === undefined) return fallback;
   const n = Number(raw);
