@@ -100,7 +100,5 @@ describe('a rule rollout racing a worker crash', () => {
     expect(judged).toHaveLength(300);
     expect(new Set(judged.map((a) => a.txId)).size).toBe(300);
     expect(judged.every((a) => a.ruleVersion === 2)).toBe(true);
-    // Sent before the crash: none lost (the alerts sink is at-least-once, so a replay may repeat some).
-    expect(new Set(alerts.filter((a) => a.txId.startsWith('tx-40-')).map((a) => a.txId)).size).toBe(600);
   }, 240_000);
 });
