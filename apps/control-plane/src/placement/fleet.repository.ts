@@ -1,6 +1,8 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
+import type { WeirConfig } from '@weir/config';
 import { toDatabaseError, type PoolClient } from '@weir/db';
 import type { RunningSubtask } from '@weir/protocol';
+import { WEIR_CONFIG } from '../control-plane-options';
 import type { WorkerCapacity } from './placement';
 
 /** Serialises placement decisions across control-plane instances (two would otherwise fill the same free slot). */
@@ -13,10 +15,17 @@ const PLACEMENT_LOCK = 0x7765_6972_7030; // "weirp0"
 const LIVE_WORKERS = `
 SELECT w.id, w.slots, w.running_subtasks, coalesce(u.slots, 0)::int AS planned
 FROM workers w LEFT JOIN weir_worker_slots_in_use() u ON u.worker_id = w.id
-WHERE w.status = 'ALIVE'`;
+WHERE w.status = 'ALIVE' AND w.installation = $1`;
 
 @Injectable()
 export class FleetRepository {
+  /** Only this installation's workers (its queue prefix) receive its commands, so only they are candidates. */
+  private readonly installation: string;
+
+  constructor(@Inject(WEIR_CONFIG) config: WeirConfig) {
+    this.installation = config.WEIR_QUEUE_PREFIX;
+  }
+
   /**
    * Takes the placement lock for the rest of the caller's transaction and returns the live workers' capacity.
    * The caller inserts its run in the same transaction, so the next decision sees that run's slots.
@@ -24,7 +33,7 @@ export class FleetRepository {
   async lockAndReadCapacity(client: PoolClient): Promise<WorkerCapacity[]> {
     try {
       await client.query('SELECT pg_advisory_xact_lock($1)', [PLACEMENT_LOCK]);
-      const { rows } = await client.query<{ id: string; slots: number; running_subtasks: RunningSubtask[]; planned: number }>(LIVE_WORKERS);
+      const { rows } = await client.query<{ id: string; slots: number; running_subtasks: RunningSubtask[]; planned: number }>(LIVE_WORKERS, [this.installation]);
       return rows.map((r) => ({ id: r.id, slots: r.slots, slotsInUse: Math.max(r.planned, reportedSlots(r.running_subtasks)) }));
     } catch (err) {
       throw toDatabaseError(err, 'read worker capacity');

@@ -1,6 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
+import type { WeirConfig } from '@weir/config';
 import { toDatabaseError, type Pool } from '@weir/db';
 import type { WorkerEvent } from '@weir/protocol';
+import { WEIR_CONFIG } from '../control-plane-options';
 import { PG_POOL } from '../infrastructure/tokens';
 import type { Worker, WorkerStatus } from './worker';
 
@@ -28,9 +30,10 @@ const COLUMNS = 'id, host, pid, slots, version, status, started_at, last_seen_at
  */
 const APPLY_EVENT = `
 INSERT INTO workers AS w (id, host, pid, slots, version, started_at, last_seen_at, status, heartbeat_ms, last_seq,
-                          running_subtasks, status_changed_at)
-VALUES ($1, $2, $3, $4, $5, $6, now(), $7, $8, $9, $10, now())
+                          running_subtasks, status_changed_at, installation)
+VALUES ($1, $2, $3, $4, $5, $6, now(), $7, $8, $9, $10, now(), $11)
 ON CONFLICT (id) DO UPDATE SET
+  installation = EXCLUDED.installation,
   host = EXCLUDED.host, pid = EXCLUDED.pid, slots = EXCLUDED.slots, version = EXCLUDED.version,
   started_at = EXCLUDED.started_at, last_seen_at = now(), heartbeat_ms = EXCLUDED.heartbeat_ms,
   last_seq = EXCLUDED.last_seq, running_subtasks = EXCLUDED.running_subtasks, status = EXCLUDED.status,
@@ -42,7 +45,7 @@ RETURNING ${COLUMNS}`;
 /** Idempotent, so every control-plane instance may run it on its own schedule. */
 const MARK_LOST = `
 UPDATE workers SET status = 'LOST', status_changed_at = now()
-WHERE status = 'ALIVE' AND last_seen_at < now() - make_interval(secs => heartbeat_ms * $1::float8 / 1000)
+WHERE installation = $2 AND status = 'ALIVE' AND last_seen_at < now() - make_interval(secs => heartbeat_ms * $1::float8 / 1000)
 RETURNING id`;
 
 /** How many silent heartbeat intervals make a worker LOST. */
@@ -50,7 +53,12 @@ export const LOST_AFTER_INTERVALS = 3;
 
 @Injectable()
 export class WorkersRepository {
-  constructor(@Inject(PG_POOL) private readonly pool: Pool) {}
+  /** This control plane's installation (its queue prefix): the only workers it sees. */
+  private readonly installation: string;
+
+  constructor(@Inject(PG_POOL) private readonly pool: Pool, @Inject(WEIR_CONFIG) config: WeirConfig) {
+    this.installation = config.WEIR_QUEUE_PREFIX;
+  }
 
   /** The updated worker, or null when the event was stale and changed nothing. */
   async applyEvent(event: WorkerEvent): Promise<Worker | null> {
@@ -68,18 +76,19 @@ export class WorkersRepository {
       w.heartbeatMs,
       event.seq,
       JSON.stringify(running),
+      this.installation,
     ]);
     return rows.length ? toWorker(rows[0]) : null;
   }
 
   /** Ids of the workers this call declared LOST. */
   async markLost(): Promise<string[]> {
-    const rows = await this.query<{ id: string }>('mark lost workers', MARK_LOST, [LOST_AFTER_INTERVALS]);
+    const rows = await this.query<{ id: string }>('mark lost workers', MARK_LOST, [LOST_AFTER_INTERVALS, this.installation]);
     return rows.map((r) => r.id);
   }
 
   async find(id: string): Promise<Worker | null> {
-    const rows = await this.query<WorkerRow>('find worker', `SELECT ${COLUMNS} FROM workers WHERE id = $1`, [id]);
+    const rows = await this.query<WorkerRow>('find worker', `SELECT ${COLUMNS} FROM workers WHERE id = $1 AND installation = $2`, [id, this.installation]);
     return rows.length ? toWorker(rows[0]) : null;
   }
 
@@ -88,9 +97,9 @@ export class WorkersRepository {
     const rows = await this.query<WorkerRow>(
       'list workers',
       `SELECT ${COLUMNS} FROM workers
-       WHERE ($1::text IS NULL OR id > $1) AND ($2::text IS NULL OR status = $2)
+       WHERE installation = $4 AND ($1::text IS NULL OR id > $1) AND ($2::text IS NULL OR status = $2)
        ORDER BY id LIMIT $3`,
-      [afterId ?? null, status ?? null, limit],
+      [afterId ?? null, status ?? null, limit, this.installation],
     );
     return rows.map(toWorker);
   }
