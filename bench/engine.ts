@@ -9,7 +9,8 @@
  * 3. records_per_s: the engine Kafka pipeline's throughput from (2); then a fixed-rate producer offers 80% of it
  *    for a bounded time, each event stamped with its scheduled time, and the event-time latency (scheduled time →
  *    the result read back from the output topic) goes into an HDR histogram: p50 / p99.
- * Ends with one JSON line. Bounded to a few minutes. `--part loop` runs (1) alone (for CPU profiles).
+ * Ends with one JSON line. Bounded to a few minutes. `--part loop` runs (1) alone, `--part kafka` (2) alone (for CPU
+ * profiles and A/B comparisons).
  */
 import { fork } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -393,8 +394,9 @@ async function loadRole(): Promise<void> {
 
 async function main(): Promise<void> {
   const benchStart = performance.now();
-  const r1 = await engineVsLoop();
-  if (process.argv.includes('--part') && process.argv[process.argv.indexOf('--part') + 1] === 'loop') {
+  const part = process.argv.includes('--part') ? process.argv[process.argv.indexOf('--part') + 1] : 'all';
+  const r1 = part === 'kafka' ? null : await engineVsLoop();
+  if (part === 'loop') {
     printJsonLine({ bench: 'engine', engine_vs_loop: r1 });
     return;
   }
@@ -411,6 +413,10 @@ async function main(): Promise<void> {
   await admin.ensureTopics(Object.values(topics).map((topic) => ({ topic, partitions: PARTITIONS })));
   try {
     const { ratio: r2, engineRps } = await engineVsPassthrough(connector, topics);
+    if (part === 'kafka') {
+      printJsonLine({ bench: 'engine', engine_vs_passthrough: r2, records_per_s: Math.round(engineRps) });
+      return;
+    }
     const rate = Math.max(100, Math.round(engineRps * 0.8));
     const latency = await latencyAtLoad(connector, topics, rate);
     printTable(
