@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import type { PoolClient } from '@weir/db';
-import type { ProducedRecord } from '@weir/kafka';
 import { toPage, type Page } from '../pagination/cursor';
 import { PROBLEM_TYPES } from '../problems/problem-details';
 import { InvalidRequestProblem, NotFoundProblem, ProblemException } from '../problems/problem.exception';
@@ -10,6 +9,7 @@ import { progressMessage, RuleAcksCollector } from './rule-acks.collector';
 import { validateRuleSet } from './rule-set-validator';
 import type { Rollout, RolloutKind, RolloutStatus, RuleSetVersion } from './rule-set';
 import { rolloutStatus } from './rollout-progress';
+import { expectedRuleIds, rolloutRecords } from './rollout-records';
 import { RulesKafka, RulesPublishError } from './rules-kafka';
 import { rulesTargetOf, type RulesTarget } from './rules-topics';
 import { RulesRepository } from './rules.repository';
@@ -126,8 +126,6 @@ export class RulesService {
     const track = kind === 'SHADOW' ? (['SHADOW'] as const) : ACTIVE_KINDS;
     const previous = await this.repo.latestRollout(client, target.deploymentId, track);
     const previousRules = previous ? (await this.repo.findVersion(client, target.deploymentId, previous.version))?.rules ?? [] : [];
-    const ids = v.rules.map((r) => String(r.ruleId));
-    const dropped = previousRules.map((r) => String(r.ruleId)).filter((id) => !ids.includes(id));
     // Strictly increasing per deployment: the timestamp is how acks name their rollout.
     const publishTs = Math.max(Date.now(), (await this.repo.maxPublishTs(client, target.deploymentId)) + 1);
     await this.repo.supersedeBefore(client, target.deploymentId, publishTs, track);
@@ -139,20 +137,12 @@ export class RulesService {
       publishTs,
       rulesTopic: target.rulesTopic,
       acksTopic: target.acksTopic,
-      expectedRuleIds: [...ids, ...dropped],
+      expectedRuleIds: expectedRuleIds(v, previousRules),
     });
   }
 
   private async publish(tenantId: string, target: RulesTarget, v: RuleSetVersion, rollout: Rollout): Promise<RolloutStatus> {
-    // Keyed by rule slot, so a compacted rules topic keeps the latest live and the latest shadow version of each rule.
-    const shadow = rollout.kind === 'SHADOW' ? { shadow: true } : {};
-    const slot = (ruleId: string) => (rollout.kind === 'SHADOW' ? `${ruleId}#shadow` : ruleId);
-    const records: ProducedRecord[] = [
-      ...v.rules.map((rule) => ({ key: slot(String(rule.ruleId)), value: JSON.stringify({ ...rule, version: v.version, ...shadow }) })),
-      ...rollout.expectedRuleIds
-        .slice(v.rules.length)
-        .map((ruleId) => ({ key: slot(ruleId), value: JSON.stringify({ ruleId, deleted: true, version: v.version, ...shadow }) })),
-    ].map((r) => ({ ...r, topic: target.rulesTopic, timestamp: rollout.publishTs }));
+    const records = rolloutRecords(rollout, v);
     let offset: string;
     try {
       await this.kafka.ensureTopics([target.rulesTopic, target.acksTopic]);
