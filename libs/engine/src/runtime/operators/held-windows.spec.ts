@@ -86,6 +86,23 @@ describe('in-memory windows and the state backend', () => {
     await driver.close();
   });
 
+  it('a checkpoint holds the open windows and restores at another parallelism; each window fires once, complete', async () => {
+    const users = Array.from({ length: 12 }, (_, i) => `u${i}`);
+    const first = await TestDriver.start(windowJob(), { parallelism: { default: 1, sum: 2 } });
+    await first.push('clicks', users.map((u, i) => at(u, i, 1)));
+    const snapshot = await first.checkpoint(1);
+    // After the barrier: not in the checkpoint.
+    await first.push('clicks', users.map((u) => at(u, 1000, 2)));
+    await first.close();
+    const second = await TestDriver.start(windowJob(), { parallelism: { default: 1, sum: 3 }, restore: snapshot });
+    await second.push('clicks', users.map((u) => at(u, 100, 3)));
+    await second.end('clicks');
+    const out = second.output<WindowResult<string, Totals>>('out').sort((x, y) => x.key.localeCompare(y.key));
+    expect(out).toEqual(
+      users.map((u, i) => ({ key: u, start: 0, end: 10, result: { count: 2, sum: i + 100 } })).sort((x, y) => x.key.localeCompare(y.key)),
+    );
+  });
+
   it('a purged window leaves nothing behind in a later snapshot', async () => {
     const driver = await TestDriver.start(windowJob(5));
     await driver.push('clicks', [at('a', 1, 1)]);
