@@ -107,7 +107,12 @@ describe('exactly-once Kafka → Kafka under SIGKILL', () => {
     const seen = new Set<string>();
     const duplicates = outputs.filter((o) => (seen.has(`${o.k}/${o.i}`) ? true : (seen.add(`${o.k}/${o.i}`), false)));
     expect(duplicates.slice(0, 5), 'duplicated results').toEqual([]);
-    expect(outputs.length).toBe(RECORDS);
+    const got = new Set(outputs.map((o) => o.i));
+    const missing = Array.from({ length: RECORDS }, (_, i) => i).filter((i) => !got.has(i));
+    const diagnosis = `missing ${missing.length} (first ${missing.slice(0, 3).join(', ')}, last ${missing.slice(-3).join(', ')}); ` +
+      `host ${host.state}, latest checkpoint ${JSON.stringify(host.latestCheckpoint)}, last failure ${JSON.stringify(host.lastCheckpointFailure)}, ` +
+      `restores ${JSON.stringify(restores.map((r) => ({ id: r.checkpointId, skipped: r.skipped.length, recommitted: r.recommittedEpochs })))}`;
+    expect(outputs.length, diagnosis).toBe(RECORDS);
     expect(outputs).toEqual(expectedOutput(RECORDS));
     // Each restart began from a checkpoint, never from scratch.
     expect(restores.every((r) => r.checkpointId > 0)).toBe(true);

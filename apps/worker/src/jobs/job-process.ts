@@ -21,6 +21,8 @@ export class JobProcess {
   /** The newest checkpoint this job host completed (manifest on S3), and what its restore reported. */
   latestCheckpoint: { checkpointId: number; manifestKey: string; durationMs: number } | null = null;
   restored: Extract<FromJobHost, { type: 'restored' }> | null = null;
+  /** The last checkpoint that failed, with the reason (cleared by none: it is for diagnosis). */
+  lastCheckpointFailure: { checkpointId: number; message: string } | null = null;
   private readonly savepoints = new Map<string, { resolve: (key: string) => void; reject: (err: Error) => void }>();
   readonly exited: Promise<void>;
   private readonly child: ChildProcess;
@@ -128,6 +130,7 @@ export class JobProcess {
         this.settleSavepoint(message.savepointId, new JobStartError(`savepoint ${message.savepointId} failed: ${message.message}`));
         break;
       case 'checkpoint-failed':
+        this.lastCheckpointFailure = { checkpointId: message.checkpointId, message: message.message };
         break;
       case 'finished':
         this.state = 'FINISHED';
