@@ -109,7 +109,9 @@ export class Subtask {
       let finished = false;
       let handledCount = message ? 1 : 0;
       try {
-        if (message?.kind === 'data' && operator && message.records.length > 0) {
+        // No merging while a checkpoint aligns: a merged batch carries one channel, and alignment must hold back
+        // exactly the records of channels whose barrier has arrived (mixing them lost or doubled records on restore).
+        if (message?.kind === 'data' && operator && message.records.length > 0 && !this.aligning) {
           const more = queue.takeQueuedData(MAX_BATCH_RECORDS - message.records.length);
           handledCount += more.length;
           for (const m of more) if (m.kind === 'data' && m.channel >= 0) this.watermarks.onData(m.channel);
