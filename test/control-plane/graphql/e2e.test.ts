@@ -117,8 +117,10 @@ describe('GraphQL end to end', { timeout: 120_000 }, () => {
     expect(flowing.deploymentMetrics.deploymentId).toBe(id);
     expect(flowing.deploymentMetrics.subtasks).toBeGreaterThan(0);
 
+    // Only pushes after this point count: the deployment was created SUSPENDED, and that push is already here.
+    const pushedBeforeSuspend = statuses.items.length;
     expect((await setState('SUSPENDED')).body.errors).toBeUndefined();
-    await pushed('SUSPENDED');
+    await pushed('SUSPENDED', pushedBeforeSuspend);
     const pushedBeforeResume = statuses.items.length;
     expect((await setState('RUNNING')).body.errors).toBeUndefined();
     await pushed('RUNNING', pushedBeforeResume);
