@@ -42,7 +42,7 @@ export class WorkerApp {
       { workerId: config.WEIR_WORKER_ID, slots: config.WEIR_WORKER_SLOTS, version: WORKER_VERSION },
       {
         logger,
-        status: () => ({ runningSubtasks: this.supervisor.runningSubtasks(), metrics: this.supervisor.metrics() }),
+        status: () => ({ runningSubtasks: this.supervisor.runningSubtasks(), metrics: this.supervisor.drainMetrics() }),
       },
     );
     this.commands = createCommandConsumer(

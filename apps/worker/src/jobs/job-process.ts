@@ -9,6 +9,7 @@ export class JobStartError extends Error {
   override readonly name = 'JobStartError';
 }
 
+const MAX_UNSENT_METRICS = 2_048;
 const START_TIMEOUT_MS = 60_000;
 const STOP_GRACE_MS = 30_000;
 
@@ -18,6 +19,11 @@ export class JobProcess {
   failure: string | undefined;
   stages: readonly { operatorId: string; parallelism: number }[] = [];
   latestMetrics: readonly SubtaskMetricsSnapshot[] = [];
+  /**
+   * Every snapshot not yet handed to a heartbeat. Snapshots reset their interval, so sending only the latest would
+   * drop the intervals between two heartbeats; the control plane merges them all (and counts a repeat once).
+   */
+  private unsentMetrics: SubtaskMetricsSnapshot[] = [];
   /** The newest checkpoint this job host completed (manifest on S3), and what its restore reported. */
   latestCheckpoint: { checkpointId: number; manifestKey: string; durationMs: number } | null = null;
   restored: Extract<FromJobHost, { type: 'restored' }> | null = null;
@@ -95,6 +101,13 @@ export class JobProcess {
     }
   }
 
+  /** The snapshots taken since the last call, oldest first. */
+  drainMetrics(): SubtaskMetricsSnapshot[] {
+    const out = this.unsentMetrics;
+    this.unsentMetrics = [];
+    return out;
+  }
+
   kill(): void {
     this.child.kill('SIGKILL');
   }
@@ -118,6 +131,9 @@ export class JobProcess {
         break;
       case 'metrics':
         this.latestMetrics = message.snapshots;
+        this.unsentMetrics.push(...message.snapshots);
+        // Bounded while no heartbeat drains them (Redis away): the oldest intervals go first.
+        if (this.unsentMetrics.length > MAX_UNSENT_METRICS) this.unsentMetrics.splice(0, this.unsentMetrics.length - MAX_UNSENT_METRICS);
         break;
       case 'restored':
         this.restored = message;

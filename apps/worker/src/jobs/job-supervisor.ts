@@ -4,6 +4,9 @@ import type { SubtaskMetricsSnapshot } from '@weir/metrics';
 import type { BundleCache } from '../bundles/bundle-cache';
 import { JobProcess } from './job-process';
 
+/** A heartbeat carries at most this many snapshots (libs/protocol's limit). */
+const HEARTBEAT_MAX_SNAPSHOTS = 4_096;
+
 export interface JobSupervisorOptions {
   readonly bundles: BundleCache;
   /** Root of this worker's local state; each job gets a directory below it. */
@@ -108,8 +111,14 @@ export class JobSupervisor {
     return out;
   }
 
+  /** The latest snapshot of every subtask (Prometheus scrapes). */
   metrics(): SubtaskMetricsSnapshot[] {
     return [...this.jobs.values()].flatMap((job) => job.latestMetrics);
+  }
+
+  /** Every snapshot taken since the previous heartbeat (the newest `max`), so that no interval is skipped. */
+  drainMetrics(max = HEARTBEAT_MAX_SNAPSHOTS): SubtaskMetricsSnapshot[] {
+    return [...this.jobs.values()].flatMap((job) => job.drainMetrics()).slice(-max);
   }
 
   async close(): Promise<void> {
