@@ -5,7 +5,7 @@
  * abstraction, not of different settings.
  */
 import { randomUUID } from 'node:crypto';
-import { CompressionTypes, Kafka, logLevel, Partitioners, type Message } from 'kafkajs';
+import { CompressionTypes, Kafka, logLevel, Partitioners, type Consumer, type Message } from 'kafkajs';
 // Internal on purpose: the baseline must use exactly the connector's settings, which are not part of @weir/kafka.
 import { fetchTuning } from '../libs/kafka/src/tuning';
 
@@ -44,6 +44,16 @@ export interface ConsumeResult {
   readonly valueBytes: number;
 }
 
+/** A promise the caller resolves with the elapsed ms once it has seen enough; a consumer crash rejects it. */
+function completion(consumer: Consumer): { done: Promise<number>; finish: (ms: number) => void } {
+  let finish: (ms: number) => void = () => undefined;
+  const done = new Promise<number>((resolve, reject) => {
+    finish = resolve;
+    consumer.on(consumer.events.CRASH, ({ payload }) => reject(payload.error));
+  });
+  return { done, finish };
+}
+
 /** Reads `count` records of `topic` from the beginning with a fresh consumer group (no commits). */
 export async function rawConsume(kafka: Kafka, topic: string, count: number, timeoutMs = 60_000): Promise<ConsumeResult> {
   const consumer = kafka.consumer({ groupId: `weir-bench-raw-${randomUUID()}`, ...BASELINE_FETCH });
@@ -53,10 +63,7 @@ export async function rawConsume(kafka: Kafka, topic: string, count: number, tim
   let bytes = 0;
   try {
     const started = performance.now();
-    let finish: (ms: number) => void = () => undefined;
-    let fail: (error: Error) => void = () => undefined;
-    const done = new Promise<number>((resolve, reject) => ((finish = resolve), (fail = reject)));
-    consumer.on(consumer.events.CRASH, ({ payload }) => fail(payload.error));
+    const { done, finish } = completion(consumer);
     await consumer.run({
       autoCommit: false,
       eachBatch: async ({ batch }) => {
@@ -102,10 +109,7 @@ export async function passthrough(options: PassthroughOptions): Promise<number> 
   let forwarded = 0;
   try {
     const started = performance.now();
-    let finish: (ms: number) => void = () => undefined;
-    let fail: (error: Error) => void = () => undefined;
-    const done = new Promise<number>((resolve, reject) => ((finish = resolve), (fail = reject)));
-    consumer.on(consumer.events.CRASH, ({ payload }) => fail(payload.error));
+    const { done, finish } = completion(consumer);
     await consumer.run({
       autoCommit: false,
       eachBatch: async ({ batch }) => {
