@@ -5,12 +5,11 @@
  * by record: nothing lost, nothing duplicated.
  */
 import { randomBytes } from 'node:crypto';
-import { join } from 'node:path';
 import { createKafkaConnector, type KafkaConnector } from '@weir/kafka';
 import { sinkCommitsTopic } from '@weir/engine';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JobProcess } from '../../apps/worker/src/jobs/job-process';
-import { EXACTLY_ONCE, expectedOutput, inputRecords, type Output, readAll, removeJobData, sortOutputs, startJobHost, tempDir, writeBundle } from './support';
+import { expectedOutput, inputRecords, type Output, readAll, removeJobData, sortOutputs, totalsJobHost, tempDir, writeBundle } from './support';
 
 const run = randomBytes(4).toString('hex');
 const TENANT = `chaos${run}`;
@@ -45,17 +44,7 @@ describe('exactly-once Kafka → Kafka under SIGKILL', () => {
   });
 
   const start = async (incarnation: number): Promise<JobProcess> => {
-    const host = startJobHost({
-      tenantId: TENANT,
-      jobId: JOB,
-      bundlePath,
-      parallelism: { in: 2, totals: 2 },
-      maxParallelism: 32,
-      stateDir: join(dir, `state-${incarnation}`),
-      deadLetterTopic: `weir.${TENANT}.${JOB}.dead-letters`,
-      checkpointing: EXACTLY_ONCE,
-      ...(incarnation > 0 ? { restoreFrom: { snapshotId: 'latest', location: `tenants/${TENANT}/jobs/${JOB}/` } } : {}),
-    });
+    const host = totalsJobHost({ tenantId: TENANT, jobId: JOB, bundlePath, dir }, incarnation);
     hosts.push(host);
     await host.run();
     return host;

@@ -3,7 +3,6 @@
  * the previous one.
  */
 import { randomBytes } from 'node:crypto';
-import { join } from 'node:path';
 import { createBlobStore } from '@weir/blob';
 import { CheckpointStore } from '@weir/checkpoint';
 import { loadConfig } from '@weir/config';
@@ -11,7 +10,7 @@ import { sinkCommitsTopic } from '@weir/engine';
 import { createKafkaConnector, type KafkaConnector } from '@weir/kafka';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JobProcess } from '../../apps/worker/src/jobs/job-process';
-import { EXACTLY_ONCE, inputRecords, removeJobData, startJobHost, tempDir, writeBundle } from './support';
+import { inputRecords, removeJobData, totalsJobHost, tempDir, writeBundle } from './support';
 
 const run = randomBytes(4).toString('hex');
 const TENANT = `fallback${run}`;
@@ -46,17 +45,7 @@ describe('recovery from a damaged checkpoint', () => {
   });
 
   const start = async (incarnation: number): Promise<JobProcess> => {
-    const host = startJobHost({
-      tenantId: TENANT,
-      jobId: JOB,
-      bundlePath,
-      parallelism: { in: 2, totals: 2 },
-      maxParallelism: 32,
-      stateDir: join(dir, `state-${incarnation}`),
-      deadLetterTopic: `weir.${TENANT}.${JOB}.dead-letters`,
-      checkpointing: EXACTLY_ONCE,
-      ...(incarnation > 0 ? { restoreFrom: { snapshotId: 'latest', location: `tenants/${TENANT}/jobs/${JOB}/` } } : {}),
-    });
+    const host = totalsJobHost({ tenantId: TENANT, jobId: JOB, bundlePath, dir }, incarnation);
     hosts.push(host);
     await host.run();
     return host;

@@ -95,6 +95,24 @@ export function startJobHost(message: Omit<StartJobMessage, 'type'>): JobProcess
 
 export const EXACTLY_ONCE: JobCheckpointing = { intervalMs: 400, retain: 3, delivery: 'exactly-once' };
 
+/**
+ * The job host of incarnation `n` of the totals job (2 source and 2 keyed subtasks, exactly-once, checkpointing to S3):
+ * the first starts fresh, every later one restores the latest checkpoint.
+ */
+export function totalsJobHost(job: { tenantId: string; jobId: string; bundlePath: string; dir: string }, incarnation: number): JobProcess {
+  return startJobHost({
+    tenantId: job.tenantId,
+    jobId: job.jobId,
+    bundlePath: job.bundlePath,
+    parallelism: { in: 2, totals: 2 },
+    maxParallelism: 32,
+    stateDir: join(job.dir, `state-${incarnation}`),
+    deadLetterTopic: `weir.${job.tenantId}.${job.jobId}.dead-letters`,
+    checkpointing: EXACTLY_ONCE,
+    ...(incarnation > 0 ? { restoreFrom: { snapshotId: 'latest', location: `tenants/${job.tenantId}/jobs/${job.jobId}/` } } : {}),
+  });
+}
+
 export async function readAll(kafka: KafkaConnector, topic: string, partitions: number, until: (n: number) => boolean, idleMs: number): Promise<ConsumedRecord[]> {
   const reader = kafka.reader({
     readerId: `test-chaos-read-${randomBytes(4).toString('hex')}`,
