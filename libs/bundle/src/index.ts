@@ -1,1 +1,1 @@
-export { buildBundle, BundleBuildError, type BuiltBundle } from './build-bundle';
+export { buildBundle, BundleBuildError, type BuildBundleOptions, type BuiltBundle } from './build-bundle';
