@@ -53,6 +53,15 @@ export interface KeyedStateBackend {
   /** Removes one key group's state (after it has moved elsewhere). */
   dropKeyGroup(keyGroup: KeyGroup): Promise<void>;
 
+  /**
+   * Optional: a checkpoint's images of the key groups the subtask owns, after a flush. Backends with a changelog
+   * return, for a key group that had a full image in an earlier checkpoint, only its changes since the previous
+   * checkpoint (a "WKGC" changes image; omitted when nothing changed), and full images for the others: whoever
+   * stores checkpoints keeps each key group's chain and composes it back into a full image on restore
+   * (composeKeyGroupImage). Without it, the engine snapshots each owned key group (full images).
+   */
+  checkpointKeyGroups?(keyGroups: readonly KeyGroup[]): Promise<Map<KeyGroup, Uint8Array>>;
+
   close(): Promise<void>;
 }
 

@@ -14,6 +14,8 @@ export type {
 } from './checkpoint/local-checkpoint';
 export { openStateBackendFromCheckpoint, type OpenFromCheckpointOptions } from './checkpoint/open-from-checkpoint';
 export { copyKeyGroups, type CopyKeyGroupsResult } from './checkpoint/copy-key-groups';
+export { DEFAULT_MATERIALIZE_EVERY, type ChangelogOptions } from './backend/changelog';
+export { composeKeyGroupImage, isChangesImage } from './snapshot/key-group-changes';
 export {
   InvalidStateRefError,
   StateCheckpointError,

@@ -25,6 +25,7 @@ import {
 import { KeyGroupImageWriter, readKeyGroupImage } from '../snapshot/key-group-image';
 import type { OrderedStore, StoreEntry, StoreWrite } from '../store/ordered-store';
 import { decodeValue, encodeValue, isExpired, readExpiresAt } from '../values/value-codec';
+import { Changelog } from './changelog';
 import { SerialQueue } from './serial-queue';
 
 /** Restores write the image back in bounded batches so that a large key group does not build one huge batch. */
@@ -59,11 +60,13 @@ export class CachedStateBackend implements CheckpointableStateBackend {
   private lastRef: StateRef | undefined;
   private lastId = '';
 
+  /** `changelog`: checkpoints hand over each key group's changes since the previous one (checkpointKeyGroups). */
   constructor(
     private readonly store: OrderedStore,
     cacheEntries: number,
     private readonly clock: () => number,
     readonly kind: StateBackendKind = 'memory',
+    private readonly changelog: Changelog | null = null,
   ) {
     this.cache = new WriteBackCache(cacheEntries);
   }
@@ -152,18 +155,53 @@ export class CachedStateBackend implements CheckpointableStateBackend {
     this.checkOpen();
     return this.queue.run(async () => {
       await this.flushNow();
-      const now = this.clock();
-      const image = new KeyGroupImageWriter(keyGroup);
-      const expired: Buffer[] = [];
-      for await (const chunk of this.store.scan(keyGroupRange(keyGroup))) {
-        for (const { key, value } of chunk) {
-          if (isExpired(readExpiresAt(value), now)) expired.push(key);
-          else image.add(key, value);
-        }
-      }
-      await this.dropExpired(expired);
-      return image.finish();
+      return this.imageOf(keyGroup);
     });
+  }
+
+  /**
+   * A checkpoint's images of `keyGroups` (the ones this backend owns), after a flush: without a changelog, full
+   * images; with one, a key-group changes image for each key group that has a full image in an earlier checkpoint
+   * (omitted when nothing changed), and a full image for the others and for those whose turn it is to be
+   * materialised (backend/changelog.ts). The caller keeps the chain: full image, then each changes image in order.
+   */
+  async checkpointKeyGroups(keyGroups: readonly KeyGroup[]): Promise<Map<KeyGroup, Uint8Array>> {
+    this.checkOpen();
+    return this.queue.run(async () => {
+      await this.flushNow();
+      const images = new Map<KeyGroup, Uint8Array>();
+      const plans = this.changelog?.plan(keyGroups) ?? keyGroups.map((keyGroup) => ({ keyGroup, kind: 'full' as const }));
+      for (const plan of plans) {
+        if (plan.kind === 'changes') {
+          if (plan.image) images.set(plan.keyGroup, plan.image);
+          continue;
+        }
+        const image = await this.imageOf(plan.keyGroup);
+        this.changelog?.rebased(plan.keyGroup, image.length);
+        images.set(plan.keyGroup, image);
+      }
+      return images;
+    });
+  }
+
+  /** The next checkpointKeyGroups takes full images only (the changes of a checkpoint that never completed were lost). */
+  requestFullCheckpoint(): void {
+    this.changelog?.requestFull();
+  }
+
+  /** A full image of one key group from the store (run inside the queue, after a flush); drops expired values. */
+  private async imageOf(keyGroup: KeyGroup): Promise<Buffer> {
+    const now = this.clock();
+    const image = new KeyGroupImageWriter(keyGroup);
+    const expired: Buffer[] = [];
+    for await (const chunk of this.store.scan(keyGroupRange(keyGroup))) {
+      for (const { key, value } of chunk) {
+        if (isExpired(readExpiresAt(value), now)) expired.push(key);
+        else image.add(key, value);
+      }
+    }
+    await this.dropExpired(expired);
+    return image.finish();
   }
 
   async restoreKeyGroup(keyGroup: KeyGroup, image: Uint8Array): Promise<void> {
@@ -173,6 +211,7 @@ export class CachedStateBackend implements CheckpointableStateBackend {
     return this.queue.run(async () => {
       const now = this.clock();
       this.cache.dropKeyGroup(keyGroup);
+      this.changelog?.forget(keyGroup);
       await this.store.deleteRange(keyGroupRange(keyGroup));
       const live = entries.filter(({ value }) => !isExpired(readExpiresAt(value), now));
       for (let i = 0; i < live.length; i += RESTORE_BATCH_ENTRIES) {
@@ -188,6 +227,7 @@ export class CachedStateBackend implements CheckpointableStateBackend {
     this.checkOpen();
     return this.queue.run(async () => {
       this.cache.dropKeyGroup(keyGroup);
+      this.changelog?.forget(keyGroup);
       await this.store.deleteRange(keyGroupRange(keyGroup));
     });
   }
@@ -211,6 +251,7 @@ export class CachedStateBackend implements CheckpointableStateBackend {
     const store = this.store;
     const clock = this.clock;
     const cache = this.cache;
+    const changelog = this.changelog;
     return this.queue.run(() =>
       task({
         flush: () => this.flushNow(),
@@ -222,9 +263,13 @@ export class CachedStateBackend implements CheckpointableStateBackend {
         },
         async clear(range) {
           cache.dropKeyGroups(range.start, range.end);
+          changelog?.forgetRange(range.start, range.end);
           await store.deleteRange(keyGroupsRange(range));
         },
-        write: (entries) => store.writeBatch(entries.map(({ key, value }): StoreWrite => ({ kind: 'put', key, value }))),
+        write: (entries) => {
+          for (const { key } of entries) changelog?.forget(key.readUInt16BE(0));
+          return store.writeBatch(entries.map(({ key, value }): StoreWrite => ({ kind: 'put', key, value })));
+        },
       }),
     );
   }
@@ -257,6 +302,10 @@ export class CachedStateBackend implements CheckpointableStateBackend {
       } else {
         writes[i] = { kind: 'delete', key };
         deleted.add(entry);
+      }
+      if (this.changelog) {
+        const write = writes[i];
+        this.changelog.record(entry.id, write.kind === 'put' ? write.value : null);
       }
     }
     await this.store.writeBatch(writes);

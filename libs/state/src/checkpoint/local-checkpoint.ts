@@ -40,4 +40,7 @@ export interface CheckpointableStateBackend extends KeyedStateBackend {
    * SSTs are hard-linked). The caller owns the files: upload them, then remove `dir`.
    */
   checkpoint(dir: string): Promise<LocalCheckpoint>;
+  checkpointKeyGroups(keyGroups: readonly KeyGroup[]): Promise<Map<KeyGroup, Uint8Array>>;
+  /** The next checkpointKeyGroups takes full images only (a checkpoint's changes were lost before they were stored). */
+  requestFullCheckpoint(): void;
 }
