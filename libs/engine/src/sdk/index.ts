@@ -1,4 +1,15 @@
-export { defineJob, type JobOptions } from './define-job';
+export { defineJob, instantiateJob, isParameterizedJob, type JobOptions, type ParameterizedJob } from './define-job';
+export {
+  param,
+  resolveParameters,
+  JobParameterError,
+  type JobConfig,
+  type JobParameters,
+  type JobParameterSpecs,
+  type ParameterProblem,
+  type PropertyParameter,
+  type TopicParameter,
+} from './parameters';
 export { DataStream, KeyedStream, BroadcastStream, BroadcastConnectedStream, StreamBuilder, JobDefinitionError } from './stream';
 export type { JobDefinition, NodeSpec } from './graph';
 export * from './functions';
