@@ -1,5 +1,5 @@
 import type { KeyGroupRange, LocalCheckpoint } from '@weir/state';
-import type { CheckpointManifest } from './manifest/manifest';
+import type { CheckpointManifest, ManifestFileRef } from './manifest/manifest';
 
 /** One subtask's contribution to a checkpoint, as the engine hands it over after its barrier. */
 export interface CheckpointPartInput {
@@ -14,6 +14,12 @@ export interface CheckpointPartInput {
   readonly state?: LocalCheckpoint;
   /** Opaque engine blobs (timers, broadcast state, source offsets...), stored as files and handed back on restore. */
   readonly metadata?: Readonly<Record<string, Uint8Array>>;
+  /**
+   * Metadata blobs an earlier checkpoint stored, referenced again by name, sha256 and size without their bytes (the
+   * unchanged links of an incremental chain). Each must be referenced by the base, the latest completed checkpoint
+   * (retention protects only that one while a write is in progress); otherwise the write fails with StaleReuseError.
+   */
+  readonly reusedMetadata?: readonly ManifestFileRef[];
 }
 
 export interface WriteCheckpointCommand {
@@ -27,6 +33,8 @@ export interface WriteCheckpointCommand {
   readonly metadata?: Readonly<Record<string, Uint8Array>>;
   /** Writes a savepoint of this id instead of a checkpoint: user-owned, never collected by retain. Idempotent. */
   readonly savepointId?: string;
+  /** Gives the write up (CheckpointAbortedError): checked between uploads and, last, before the manifest is written. */
+  readonly signal?: AbortSignal;
 }
 
 /** A checkpoint or savepoint whose manifest is on S3: it exists, completely. */

@@ -35,7 +35,21 @@ export class CheckpointNotFoundError extends Error {
 
 /** Arguments that cannot make a checkpoint: duplicate parts, bad ids, overlapping key groups. */
 export class InvalidCheckpointError extends Error {
-  override readonly name = 'InvalidCheckpointError';
+  override readonly name: string = 'InvalidCheckpointError';
+}
+
+/**
+ * A part reuses a stored file that the base checkpoint (the latest completed one) does not reference: someone else
+ * wrote a newer checkpoint, or the caller's chain is stale. Retention protects only the base of a write in
+ * progress, so the file may be gone: the caller must hand over the bytes again (a full image).
+ */
+export class StaleReuseError extends InvalidCheckpointError {
+  override readonly name = 'StaleReuseError';
+}
+
+/** A write given up by its caller (a checkpoint timeout): no manifest was written, and none will be. */
+export class CheckpointAbortedError extends Error {
+  override readonly name = 'CheckpointAbortedError';
 }
 
 /** No retained checkpoint could be restored; `attempts` says why each one was skipped. */

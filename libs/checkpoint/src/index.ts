@@ -28,6 +28,7 @@ export {
   type ManifestSubtask,
 } from './manifest/manifest';
 export {
+  CheckpointAbortedError,
   CheckpointNotFoundError,
   CorruptCheckpointError,
   InvalidCheckpointError,
@@ -35,5 +36,6 @@ export {
   ManifestVersionError,
   MissingCheckpointFileError,
   NoUsableCheckpointError,
+  StaleReuseError,
 } from './errors';
 export type { JobScope } from './layout';

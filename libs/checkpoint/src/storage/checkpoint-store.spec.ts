@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { LocalCheckpoint } from '@weir/state';
-import { CorruptCheckpointError, InvalidCheckpointError } from '../errors';
+import { CheckpointAbortedError, CorruptCheckpointError, InvalidCheckpointError, StaleReuseError } from '../errors';
 import { CheckpointStore } from './checkpoint-store';
 import { MemoryBlobStore } from './memory-blob-store.fixture';
 
@@ -30,6 +30,37 @@ const command = (checkpointId: number, state: LocalCheckpoint) => ({
 });
 
 describe('CheckpointStore.write', () => {
+  const blobs = (checkpointId: number, metadata: Record<string, string>, reusedMetadata: { name: string; sha256: string; size: number }[] = []) => ({
+    ...job,
+    checkpointId,
+    maxParallelism: 8,
+    parts: [{ operatorId: 'agg', subtask: 0, keyGroups: { start: 0, end: 7 }, reusedMetadata,
+      metadata: Object.fromEntries(Object.entries(metadata).map(([k, v]) => [k, Buffer.from(v)])) }],
+  });
+
+  it('references reused blobs of the base without their bytes, and refuses ones the base does not have', async () => {
+    const store = new CheckpointStore(new MemoryBlobStore());
+    const first = await store.write(blobs(1, { 'kg-0': 'full image zero', 'kg-1': 'full image one' }));
+    const kept = first.manifest.operators[0].subtasks[0].metadata.filter((m) => m.name === 'kg-0');
+    const second = await store.write(blobs(2, { 'kg-1': 'changes of one' }, kept));
+    expect(second.manifest.stats).toMatchObject({ uploadedFiles: 1, reusedFiles: 1, uploadedBytes: 14 });
+    expect(second.manifest.operators[0].subtasks[0].metadata.map((m) => m.name)).toEqual(['kg-0', 'kg-1']);
+    const restored = await store.download(second, [{ operatorId: 'agg' }], mkdtempSync(join(tmpdir(), 'weir-cp-spec-')));
+    expect(restored.parts[0].metadata['kg-0'].toString()).toBe('full image zero');
+    // The first checkpoint's kg-1 is not in the base (checkpoint 2) any more: retention may have deleted it.
+    const stale = first.manifest.operators[0].subtasks[0].metadata.filter((m) => m.name === 'kg-1');
+    await expect(store.write(blobs(3, {}, stale))).rejects.toThrow(StaleReuseError);
+    expect((await store.latest(job))!.manifest.checkpointId).toBe(2);
+  });
+
+  it('gives a write up when its signal aborts: no manifest', async () => {
+    const store = new CheckpointStore(new MemoryBlobStore());
+    const controller = new AbortController();
+    controller.abort();
+    await expect(store.write({ ...blobs(1, { 'kg-0': 'x' }), signal: controller.signal })).rejects.toThrow(CheckpointAbortedError);
+    expect(await store.latest(job)).toBeNull();
+  });
+
   it('writes a pending marker first, the manifest last, then removes the marker', async () => {
     const blob = new MemoryBlobStore();
     await new CheckpointStore(blob).write(command(1, localCheckpoint({ '000001.sst': 'sst one', CURRENT: 'MANIFEST-1' })));

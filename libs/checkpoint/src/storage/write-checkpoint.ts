@@ -2,7 +2,7 @@ import { createReadStream, ReadStream } from 'node:fs';
 import type { BlobStore } from '@weir/blob';
 import type { KeyGroupRange } from '@weir/state';
 import type { CheckpointPartInput, CompletedCheckpoint, WriteCheckpointCommand } from '../contract';
-import { InvalidCheckpointError } from '../errors';
+import { CheckpointAbortedError, InvalidCheckpointError, StaleReuseError } from '../errors';
 import {
   checkCheckpointId,
   checkId,
@@ -62,7 +62,15 @@ export async function writeCheckpoint(ctx: WriterContext, command: WriteCheckpoi
   try {
     const base = await ctx.latest();
     const known = new Set(base ? referencedFiles(base.manifest).keys() : []);
-    const { operators, metadata, sources } = await describeParts(command, ctx.concurrency);
+    const { operators, metadata, sources, reused } = await describeParts(command, ctx.concurrency);
+    for (const { part, ref } of reused) {
+      if (!known.has(ref.sha256)) {
+        throw new StaleReuseError(
+          `${part}: reused file ${ref.name} (${ref.sha256}) is not referenced by the base checkpoint ` +
+            `${base ? base.manifest.checkpointId : '(none)'}`,
+        );
+      }
+    }
     await ctx.blob.put(marker, encodeMarker({ startedAt, base: base?.manifest.checkpointId ?? null }), {
       contentType: 'application/json',
     });
@@ -71,7 +79,13 @@ export async function writeCheckpoint(ctx: WriterContext, command: WriteCheckpoi
     for (const source of sources) unique.set(source.ref.sha256, source);
     const toUpload = [...unique.values()].filter((source) => !known.has(source.ref.sha256));
     const prefix = sharedPrefix(job);
+    const checkAborted = () => {
+      if (command.signal?.aborted) {
+        throw new CheckpointAbortedError(`${savepointId === undefined ? `checkpoint ${command.checkpointId}` : `savepoint ${savepointId}`} was given up`);
+      }
+    };
     await mapBounded(toUpload, ctx.concurrency, async (source) => {
+      checkAborted();
       const body = source.path ? createReadStream(source.path) : source.bytes!;
       try {
         await ctx.blob.put(prefix + source.ref.sha256, body, { contentType: 'application/octet-stream' });
@@ -103,6 +117,7 @@ export async function writeCheckpoint(ctx: WriterContext, command: WriteCheckpoi
         reusedFiles: unique.size - toUpload.length,
       },
     };
+    checkAborted();
     await ctx.blob.put(manifestKey, serializeManifest(manifest), { contentType: 'application/json' });
     return { key: manifestKey, manifest };
   } finally {
@@ -113,6 +128,7 @@ export async function writeCheckpoint(ctx: WriterContext, command: WriteCheckpoi
 /** Hashes every file and blob of the command and lays them out as the manifest's operators. */
 async function describeParts(command: WriteCheckpointCommand, concurrency: number) {
   const sources: Source[] = [];
+  const reused: { part: string; ref: ManifestFileRef }[] = [];
   const blobRefs = (blobs: Readonly<Record<string, Uint8Array>> | undefined): ManifestFileRef[] =>
     Object.entries(blobs ?? {})
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
@@ -136,15 +152,20 @@ async function describeParts(command: WriteCheckpointCommand, concurrency: numbe
       sources.push({ ref, path: file.path });
       return ref;
     });
+    const again = (part.reusedMetadata ?? []).map((r) => ({ name: r.name, sha256: r.sha256, size: r.size }));
+    for (const ref of again) reused.push({ part: `${part.operatorId}/${part.subtask}`, ref });
     operator.subtasks.push({
       subtask: part.subtask,
       keyGroups: rangesOf(part),
       backend: part.state?.kind ?? null,
       files,
-      metadata: blobRefs(part.metadata),
+      metadata: [...blobRefs(part.metadata), ...again].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)),
     });
   }
-  return { operators: [...byOperator.values()], metadata: blobRefs(command.metadata), sources };
+  // Reused files count as state (stateBytes) but are never uploaded: the base references them.
+  const sourced = new Set(sources.map((s) => s.ref.sha256));
+  for (const { ref } of reused) if (!sourced.has(ref.sha256)) sources.push({ ref });
+  return { operators: [...byOperator.values()], metadata: blobRefs(command.metadata), sources, reused };
 }
 
 function byOperatorAndSubtask(a: CheckpointPartInput, b: CheckpointPartInput): number {
@@ -172,6 +193,14 @@ function validate(command: WriteCheckpointCommand): void {
     for (const file of part.state?.files ?? []) {
       if (names.has(file.name)) throw new InvalidCheckpointError(`${id}: file ${file.name} appears twice`);
       names.add(file.name);
+    }
+    const blobNames = new Set(Object.keys(part.metadata ?? {}));
+    for (const ref of part.reusedMetadata ?? []) {
+      if (blobNames.has(ref.name)) throw new InvalidCheckpointError(`${id}: metadata ${ref.name} appears twice`);
+      if (!/^[0-9a-f]{64}$/.test(ref.sha256) || !Number.isInteger(ref.size) || ref.size < 0) {
+        throw new InvalidCheckpointError(`${id}: reused metadata ${ref.name} needs a sha256 and a size`);
+      }
+      blobNames.add(ref.name);
     }
     const own = rangesOf(part);
     if (own) {
