@@ -52,6 +52,8 @@ export class CommandGateway implements OnApplicationBootstrap, OnModuleDestroy {
       ...(run.restoreFrom ? { restoreFrom: { snapshotId: run.restoreFrom.snapshotId, location: run.restoreFrom.location } } : {}),
       ...(run.restoreFrom?.allowNonRestoredState ? { allowNonRestoredState: true } : {}),
       checkpointing: checkpointingOf(deployment.config),
+      // The job's deployment-time parameters (topics by logical name, properties): a parameterized bundle is built with them.
+      config: { topics: { ...deployment.config.topics }, properties: { ...deployment.config.properties } },
     });
   }
 

@@ -1,6 +1,6 @@
 import Module from 'node:module';
 import * as engine from '@weir/engine';
-import type { JobDefinition } from '@weir/engine';
+import { instantiateJob, isParameterizedJob, type JobConfig, type JobDefinition } from '@weir/engine';
 
 export class BundleLoadError extends Error {
   override readonly name = 'BundleLoadError';
@@ -9,11 +9,12 @@ export class BundleLoadError extends Error {
 type ModuleLoad = (request: string, parent: unknown, isMain: boolean) => unknown;
 
 /**
- * Loads a job bundle (a CommonJS file) and returns the job definition it exports. The SDK is provided by the
- * host, like Flink's "provided" scope: a bundle's `require('@weir/engine')` gets this process's engine, so its
+ * Loads a job bundle (a CommonJS file) and returns the job definition it exports, built with the deployment's
+ * config when the job is parameterized (a JobParameterError names what the config lacks). The SDK is provided by
+ * the host, like Flink's "provided" scope: a bundle's `require('@weir/engine')` gets this process's engine, so its
  * job definition and the runtime share one set of classes.
  */
-export function loadBundle(bundlePath: string): JobDefinition {
+export function loadBundle(bundlePath: string, config?: JobConfig): JobDefinition {
   const internals = Module as unknown as { _load: ModuleLoad };
   const original = internals._load;
   internals._load = function load(request, parent, isMain) {
@@ -30,10 +31,10 @@ export function loadBundle(bundlePath: string): JobDefinition {
     internals._load = original;
   }
   const candidate = (exported as { default?: unknown }).default ?? exported;
-  if (!isJobDefinition(candidate)) {
+  if (!isJobDefinition(candidate) && !isParameterizedJob(candidate)) {
     throw new BundleLoadError('the bundle must export a job definition (export default defineJob(...))');
   }
-  return candidate;
+  return instantiateJob(candidate, config);
 }
 
 function isJobDefinition(value: unknown): value is JobDefinition {

@@ -2,6 +2,7 @@
  * Messages between the worker (supervisor) and a job host child process. The child runs one tenant's job; the
  * supervisor never loads tenant code itself.
  */
+import type { JobConfig } from '@weir/engine';
 import type { SubtaskMetricsSnapshot } from '@weir/metrics';
 
 export interface StartJobMessage {
@@ -16,6 +17,8 @@ export interface StartJobMessage {
   /** Where this job's LSM state lives on the worker's disk. */
   readonly stateDir: string;
   readonly deadLetterTopic: string;
+  /** The deployment's config, which a parameterized job is built with. */
+  readonly config?: JobConfig;
   /** Periodic checkpoints; absent: none (and at-least-once sinks). */
   readonly checkpointing?: JobCheckpointing;
   /** Start from this checkpoint or savepoint (`snapshotId: "latest"`: the newest usable checkpoint). */

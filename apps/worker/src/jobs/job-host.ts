@@ -30,7 +30,7 @@ let metricsTimer: NodeJS.Timeout | undefined;
 
 async function start(message: StartJobMessage): Promise<void> {
   const config = loadConfig();
-  const definition = loadBundle(message.bundlePath);
+  const definition = loadBundle(message.bundlePath, message.config);
   if (definition.maxParallelism !== message.maxParallelism) {
     throw new Error(`the bundle declares maxParallelism ${definition.maxParallelism}, the deployment ${message.maxParallelism}`);
   }

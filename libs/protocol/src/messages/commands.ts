@@ -25,6 +25,22 @@ export const subtaskAssignmentSchema = z.strictObject({
 });
 export type SubtaskAssignment = z.infer<typeof subtaskAssignmentSchema>;
 
+/**
+ * The deployment's config as its job is built with it (the SDK's deployment-time parameters): logical topic name →
+ * Kafka topic (the control plane checked each lies under the tenant's namespace), and properties as strings.
+ */
+export const jobConfigSchema = z.strictObject({
+  topics: z
+    .record(z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'expected a logical topic name: 1-64 of [A-Za-z0-9_-]'), z.string().regex(/^[A-Za-z0-9._-]{1,249}$/, 'expected a Kafka topic name'))
+    .refine((topics) => Object.keys(topics).length <= 256, 'at most 256 topics')
+    .optional(),
+  properties: z
+    .record(z.string().min(1).max(128), z.string().max(4096))
+    .refine((properties) => Object.keys(properties).length <= 256, 'at most 256 properties')
+    .optional(),
+});
+export type JobConfigMessage = z.infer<typeof jobConfigSchema>;
+
 export const runSubtasksSchema = z
   .strictObject({
     ...commandBase,
@@ -33,6 +49,8 @@ export const runSubtasksSchema = z
     bundle: z.strictObject({ key: z.string().min(1).max(1024), sha256: z.string().regex(/^[0-9a-f]{64}$/) }),
     maxParallelism: z.number().int().min(1).max(32768),
     subtasks: z.array(subtaskAssignmentSchema).min(1).max(4096),
+    /** What a parameterized job is built with; absent: an empty config (a fixed job ignores it). */
+    config: jobConfigSchema.optional(),
     /** Restore state from this checkpoint or savepoint before processing; absent for a fresh start. */
     restoreFrom: z.strictObject({ snapshotId: z.string().min(1).max(200), location: z.string().min(1).max(1024) }).optional(),
     /** Restore even though the snapshot holds state of operators the bundle lacks (that state is dropped). */
