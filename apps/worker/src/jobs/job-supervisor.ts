@@ -52,6 +52,7 @@ export class JobSupervisor {
       maxParallelism: command.maxParallelism,
       stateDir: join(this.options.stateRoot, command.tenantId, command.jobId),
       deadLetterTopic: this.options.deadLetterTopic(command.tenantId, command.jobId),
+      ...(command.config ? { config: command.config } : {}),
       ...(command.checkpointing ? { checkpointing: command.checkpointing } : {}),
       ...(command.restoreFrom ? { restoreFrom: command.restoreFrom } : {}),
       ...(command.allowNonRestoredState ? { allowNonRestoredState: true } : {}),
