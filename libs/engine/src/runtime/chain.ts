@@ -14,7 +14,8 @@ export interface ChainNode {
 }
 
 export interface ChainTerminal {
-  flush(): Promise<void>;
+  /** `positions`: the source positions of the batch being flushed, when a source batch produced it. */
+  flush(positions?: Readonly<Record<string, string>>): Promise<void>;
   onWatermark(watermark: number): Promise<void>;
   onIdle(): Promise<void>;
   onEnd(): Promise<void>;
@@ -181,12 +182,12 @@ export class KeyByTerminal implements ChainNode, ChainTerminal {
     }
   }
 
-  async flush(): Promise<void> {
+  async flush(positions?: Readonly<Record<string, string>>): Promise<void> {
     if (this.pending.length === 0) return;
     const batch = this.pending;
     this.pending = [];
     this.env.metrics.onBatchOut(batch.length);
-    await this.sender.send(this.env.subtask, batch);
+    await this.sender.send(this.env.subtask, batch, positions);
   }
 
   onWatermark(watermark: number): Promise<void> {

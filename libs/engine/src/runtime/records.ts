@@ -23,7 +23,11 @@ export const MAX_WATERMARK = Number.POSITIVE_INFINITY;
 
 /** What a subtask's input queue carries. `channel` is the index of the upstream subtask that sent it. */
 export type InputMessage =
-  | { readonly kind: 'data'; readonly channel: number; readonly records: readonly StreamRecord[] }
+  /**
+   * `positions` (source batches, and the keyed batches they feed within one process): per source partition
+   * (`topic:partition`), the offset after the last record of that partition read up to this batch.
+   */
+  | { readonly kind: 'data'; readonly channel: number; readonly records: readonly StreamRecord[]; readonly positions?: Readonly<Record<string, string>> }
   | { readonly kind: 'broadcast'; readonly channel: number; readonly records: readonly StreamRecord[] }
   | { readonly kind: 'watermark'; readonly channel: number; readonly watermark: number }
   | { readonly kind: 'idle'; readonly channel: number }

@@ -12,10 +12,12 @@ const MAX_BATCH_RECORDS = 4_096;
 /** One data message out of several (the caller has already marked each one's channel active). */
 function merge(first: InputMessage & { kind: 'data' }, more: InputMessage[]): InputMessage {
   const records: StreamRecord[] = [...first.records];
+  let positions = first.positions;
   for (const m of more) {
     if (m.kind === 'data') for (const r of m.records) records.push(r);
+    if (m.kind === 'data' && m.positions) positions = { ...positions, ...m.positions };
   }
-  return { kind: 'data', channel: first.channel, records };
+  return { kind: 'data', channel: first.channel, records, positions };
 }
 
 /** What one subtask contributes to a checkpoint. */
@@ -164,11 +166,11 @@ export class Subtask {
         if (operator) {
           if (message.channel >= 0) this.watermarks.onData(message.channel);
           this.recordKeys(message.records as readonly KeyedRecord[]);
-          await operator.processBatch(message.records as readonly KeyedRecord[]);
+          await operator.processBatch(message.records as readonly KeyedRecord[], message.positions);
         } else {
           for (const n of head) n.push(message.records);
         }
-        await this.flush();
+        await this.flush(operator ? undefined : message.positions);
         return false;
       }
       case 'broadcast':
@@ -287,11 +289,12 @@ export class Subtask {
     for (const r of records) metrics.offerKey(String(r.key), r.keyGroup);
   }
 
-  private async flush(): Promise<void> {
+  /** `positions`: those of the source batch just pushed, for keyed exchanges to pass on. */
+  private async flush(positions?: Readonly<Record<string, string>>): Promise<void> {
     const { env } = this.parts;
     env.metrics.enter('backpressured', env.clock.now());
     await env.deadLetters.flush();
-    await this.forEachTerminal((t) => t.flush());
+    await this.forEachTerminal((t) => t.flush(positions));
     env.metrics.enter('busy', env.clock.now());
   }
 

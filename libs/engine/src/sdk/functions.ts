@@ -76,6 +76,14 @@ export interface BroadcastContext<B> {
   readonly timestamp: number;
   readonly operator: OperatorInfo;
   readonly broadcastState: BroadcastState<B>;
+  /**
+   * Where this subtask is in its data input as the broadcast element is applied: per Kafka source partition
+   * (`topic:partition`), the offset after the last record of that partition that reached this subtask before the
+   * element. Records of the partition that this subtask receives with a lower offset were processed before the
+   * element, the others come after it. A partition is absent until a batch of it reached this subtask (since the
+   * subtask started or restored). Known for Kafka sources in the same process (not across the Kafka exchange).
+   */
+  inputPosition(): Readonly<Record<string, string>>;
 }
 
 /**

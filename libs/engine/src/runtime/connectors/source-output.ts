@@ -30,7 +30,7 @@ export class SourceOutput {
   }
 
   /** Offers one partition's batch, then any watermark it allows. Resolves when the queue has room again. */
-  emit(partition: number, inputs: readonly SourceInput[]): Promise<void> {
+  emit(partition: number, inputs: readonly SourceInput[], positions?: Readonly<Record<string, string>>): Promise<void> {
     const now = this.env.clock.now();
     const assign = this.spec.timestamps;
     const records: StreamRecord[] = [];
@@ -49,7 +49,7 @@ export class SourceOutput {
     }
     if (records.length > 0) {
       this.env.metrics.onBatchIn(records.length);
-      this.queue.offer({ kind: 'data', channel: 0, records });
+      this.queue.offer({ kind: 'data', channel: 0, records, positions });
     }
     this.tick();
     return this.queue.writable();

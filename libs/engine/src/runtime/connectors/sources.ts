@@ -185,7 +185,10 @@ export class KafkaPump implements SourcePump {
       this.out.flushDeadLettersOnly();
       return;
     }
-    for (const [partition, inputs] of byPartition) await this.out.emit(partition, inputs);
+    for (const [partition, inputs] of byPartition) {
+      const at = `${this.spec.topic}:${partition}`;
+      await this.out.emit(partition, inputs, { [at]: this.offered.get(at)! });
+    }
   }
 }
 

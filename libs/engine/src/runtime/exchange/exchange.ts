@@ -2,7 +2,8 @@ import type { KeyedRecord, StreamRecord } from '../records';
 
 /** The sending side of a keyBy edge. `channel` is the sending subtask's index. */
 export interface KeyedSender {
-  send(channel: number, records: readonly KeyedRecord[]): Promise<void>;
+  /** `positions` travel with the records (see InputMessage); an exchange may drop them. */
+  send(channel: number, records: readonly KeyedRecord[], positions?: Readonly<Record<string, string>>): Promise<void>;
   sendWatermark(channel: number, watermark: number): Promise<void>;
   sendIdle(channel: number): Promise<void>;
   sendEnd(channel: number): Promise<void>;

@@ -25,7 +25,7 @@ export class MemoryKeyedExchange implements KeyedSender {
     return this.routing;
   }
 
-  async send(channel: number, records: readonly KeyedRecord[]): Promise<void> {
+  async send(channel: number, records: readonly KeyedRecord[], positions?: Readonly<Record<string, string>>): Promise<void> {
     const buckets: KeyedRecord[][] = this.targets.map(() => []);
     for (const r of records) {
       const held = this.held?.get(r.keyGroup);
@@ -35,7 +35,7 @@ export class MemoryKeyedExchange implements KeyedSender {
     const waits: Promise<void>[] = [];
     for (let t = 0; t < buckets.length; t++) {
       if (buckets[t].length === 0) continue;
-      this.targets[t].offer({ kind: 'data', channel, records: buckets[t] });
+      this.targets[t].offer({ kind: 'data', channel, records: buckets[t], positions });
       waits.push(this.targets[t].writable());
     }
     await Promise.all(waits);

@@ -31,6 +31,8 @@ export abstract class KeyedOperator {
   protected readonly state: KeyedStateAccess;
   protected readonly timers: TimerStore;
   protected watermark = MIN_WATERMARK;
+  /** Per source partition, the offset after the last record of it that reached this subtask (per batch). */
+  protected readonly inputPositions = new Map<string, string>();
   protected readonly info: OperatorInfo;
   private out: StreamRecord[] = [];
   private readonly sides = new Map<string, StreamRecord[]>();
@@ -99,7 +101,7 @@ export abstract class KeyedOperator {
   /** Drops what the operator holds in memory for a key group that leaves (or is about to be replaced). */
   protected forgetKeyGroup(_keyGroup: number): void {}
 
-  async processBatch(records: readonly KeyedRecord[]): Promise<void> {
+  async processBatch(records: readonly KeyedRecord[], positions?: Readonly<Record<string, string>>): Promise<void> {
     await this.prefetchBatch(records);
     this.beginBatch();
     for (const r of records) {
@@ -111,6 +113,7 @@ export abstract class KeyedOperator {
       }
     }
     this.endBatch();
+    if (positions) for (const at in positions) this.inputPositions.set(at, positions[at]);
     await this.maybeFlush();
     this.drain();
   }

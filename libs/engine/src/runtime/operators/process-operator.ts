@@ -53,7 +53,8 @@ export class BroadcastProcessOperator extends KeyedOperator {
     };
     const readOnly = { get: this.broadcastState.get, entries: this.broadcastState.entries };
     this.keyedCtx = Object.create(this.ctx, { broadcastState: { value: readOnly } });
-    this.broadcastCtx = { timestamp: 0, operator: this.info, broadcastState: this.broadcastState };
+    const positions = this.inputPositions;
+    this.broadcastCtx = { timestamp: 0, operator: this.info, broadcastState: this.broadcastState, inputPosition: () => Object.fromEntries(positions) };
   }
 
   /** Applies broadcast elements in arrival order; outputs are emitted like any batch's. */
