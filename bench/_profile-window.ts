@@ -1,6 +1,6 @@
 /**
  * Profiling aid for the window path of bench/engine.ts (not a benchmark; no JSON line):
- *   node --cpu-prof -r @swc-node/register bench/_profile-window.ts [--records N] [--state memory]
+ *   node --cpu-prof -r @swc-node/register bench/_profile-window.ts [--records N] [--state memory] [--immutable]
  * Runs the same job as engine_vs_loop once and prints wall time and this process's CPU time for it, because on a
  * shared machine CPU time says more about the code than wall time does.
  */
@@ -13,6 +13,8 @@ import { aggregate, defineJob, generatorSource, memorySink, runJob, tumbling } f
 const at = process.argv.indexOf('--records');
 const RECORDS = at === -1 ? 300_000 : Number(process.argv[at + 1]);
 const memory = process.argv.includes('memory');
+/** `--immutable`: a new accumulator per record instead of bench/engine.ts' in-place one. */
+const immutable = process.argv.includes('--immutable');
 
 interface Event {
   readonly key: string;
@@ -41,6 +43,14 @@ function input(count: number): Event[] {
   });
 }
 
+type Totals = { count: number; sum: number };
+const addInPlace = (e: Event, a: Totals): Totals => {
+  a.count++;
+  a.sum += e.v;
+  return a;
+};
+const addImmutable = (e: Event, a: Totals): Totals => ({ count: a.count + 1, sum: a.sum + e.v });
+
 async function main(): Promise<void> {
   const events = input(RECORDS);
   const dir = await mkdtemp(join(tmpdir(), 'weir-profile-window-'));
@@ -48,7 +58,7 @@ async function main(): Promise<void> {
     b
       .source<Event>('events', generatorSource({ seed: 1, count: events.length, generate: (i) => events[i], timestamps: (e) => e.ts, watermarks: { maxOutOfOrdernessMs: 0 } }))
       .keyBy('by-key', (e) => e.key)
-      .window('totals', tumbling(1_000), aggregate({ createAccumulator: () => ({ count: 0, sum: 0 }), add: (e: Event, a: { count: number; sum: number }) => ({ count: a.count + 1, sum: a.sum + e.v }), getResult: (a) => a }))
+      .window('totals', tumbling(1_000), aggregate({ createAccumulator: () => ({ count: 0, sum: 0 }), add: immutable ? addImmutable : addInPlace, getResult: (a) => a }))
       .sink('out', memorySink()),
   );
   try {

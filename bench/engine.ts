@@ -75,9 +75,15 @@ interface Totals {
   sum: number;
 }
 
+/** An in-place accumulator (the SDK's opt-in; see AggregateFunction), as the hand loop updates its Map values. */
 const totals = aggregate<string, Event, Totals, Totals>({
   createAccumulator: () => ({ count: 0, sum: 0 }),
-  add: (e, a) => ({ count: a.count + 1, sum: a.sum + e.v }),
+  add: (e, a) => {
+    a.count++;
+    a.sum += e.v;
+    return a;
+  },
+  // Safe to return the accumulator itself: without allowed lateness a window fires once and is dropped.
   getResult: (a) => a,
 });
 

@@ -21,6 +21,8 @@ export {
   SubtaskMetrics,
   DEFAULT_HEAVY_HITTER_CAPACITY,
   DEFAULT_HEAVY_KEYS_REPORTED,
+  DEFAULT_HEAVY_KEY_EXACT_RECORDS,
+  DEFAULT_HEAVY_KEY_SAMPLING,
   type SubtaskMetricsOptions,
 } from './subtask-metrics';
 export { summarizeJob, summarizeOperators, type JobSummaryOptions, type OperatorMetricsSummary } from './summarize-job';

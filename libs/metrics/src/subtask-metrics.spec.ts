@@ -1,6 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { LatencyRecorder } from './latency-recorder';
 import { SubtaskMetrics } from './subtask-metrics';
+import { MetricsArgumentError } from './errors';
+import { seededRandom, zipfSampler } from '@weir/datagen';
 
 const identity = { tenantId: 'tenant-a', jobId: 'job-1', operatorId: 'enrich', subtask: 2 };
 const open: SubtaskMetrics[] = [];
@@ -79,5 +81,46 @@ describe('SubtaskMetrics', () => {
     const metrics = metricsAt(0, { heavyKeysReported: 2 });
     for (let i = 0; i < 10; i++) metrics.offerKey(`k${i}`, i, i + 1);
     expect(metrics.snapshot(1000, null).heavyKeys.map((heavy) => heavy.key)).toEqual(['k9', 'k8']);
+  });
+});
+
+describe('SubtaskMetrics heavy-key sampling', () => {
+  const KEYS = 100_000;
+  const RECORDS = 1_000_000;
+
+  function zipfRun(sampling: number) {
+    const next = zipfSampler(KEYS, 1.2, seededRandom(5));
+    const names = Array.from({ length: KEYS }, (_, rank) => `user-${rank}`);
+    const truth = new Float64Array(KEYS);
+    const metrics = new SubtaskMetrics({ identity, maxParallelism: 128, nowMs: 0, heavyKeySampling: sampling, heavyKeysReported: 10 });
+    open.push(metrics);
+    for (let i = 0; i < RECORDS; i++) {
+      const rank = next();
+      truth[rank]++;
+      metrics.offerKey(names[rank], rank % 128);
+    }
+    return { snapshot: metrics.snapshot(1_000, null), truth };
+  }
+
+  it('keeps key-group counts exact and finds the true top-10 of Zipf(1.2) within the stated sampling error', () => {
+    const { snapshot, truth } = zipfRun(16);
+    const exactGroups = new Map<number, number>();
+    truth.forEach((count, rank) => count > 0 && exactGroups.set(rank % 128, (exactGroups.get(rank % 128) ?? 0) + count));
+    expect(snapshot.keyGroupCounts).toEqual(Object.fromEntries(exactGroups));
+    const top = [...truth.keys()].sort((a, b) => truth[b] - truth[a]).slice(0, 10);
+    expect(snapshot.heavyKeys.map((heavy) => Number(heavy.key.slice(5))).sort((a, b) => a - b)).toEqual(top.sort((a, b) => a - b));
+    for (const heavy of snapshot.heavyKeys) {
+      const exact = truth[Number(heavy.key.slice(5))];
+      // Four standard deviations of the sampled estimate (±sqrt(c·16)), plus the sketch's own bound.
+      expect(Math.abs(heavy.count - exact)).toBeLessThanOrEqual(4 * Math.sqrt(exact * 16) + heavy.error);
+    }
+    // The hottest key (~19.6% of 1M records): within 1%.
+    expect(Math.abs(snapshot.heavyKeys[0].count - truth[0]) / truth[0]).toBeLessThan(0.01);
+  });
+
+  it('offers every record with sampling 1, and rejects a bad sampling factor', () => {
+    const { snapshot, truth } = zipfRun(1);
+    expect(snapshot.heavyKeys[0]).toMatchObject({ key: 'user-0', count: truth[0], error: 0 });
+    expect(() => new SubtaskMetrics({ identity, maxParallelism: 8, nowMs: 0, heavyKeySampling: 0 })).toThrow(MetricsArgumentError);
   });
 });

@@ -1,4 +1,5 @@
 import type { HeavyKey, SubtaskIdentity, SubtaskMetricsSnapshot } from './contract';
+import { MetricsArgumentError } from './errors';
 import { HeavyHitters } from './heavy-hitters';
 import { KeyGroupCounters } from './key-group-counters';
 import { LatencyRecorder } from './latency-recorder';
@@ -15,11 +16,20 @@ export interface SubtaskMetricsOptions {
   readonly heavyHitterCapacity?: number;
   /** Heavy keys a snapshot carries. */
   readonly heavyKeysReported?: number;
+  /**
+   * Records of each interval whose keys all go to the heavy-hitters sketch before sampling starts (exact counts for
+   * light streams and tests).
+   */
+  readonly heavyKeyExactRecords?: number;
+  /** Beyond those, one record in this many (on average) goes to the sketch, weighted by it; 1 offers every record. */
+  readonly heavyKeySampling?: number;
   readonly initialState?: ActivityState;
 }
 
 export const DEFAULT_HEAVY_HITTER_CAPACITY = 512;
 export const DEFAULT_HEAVY_KEYS_REPORTED = 32;
+export const DEFAULT_HEAVY_KEY_EXACT_RECORDS = 4_096;
+export const DEFAULT_HEAVY_KEY_SAMPLING = 16;
 
 /**
  * Everything one subtask measures, recorded synchronously from the engine's batch loop, and turned into a
@@ -40,6 +50,13 @@ export class SubtaskMetrics {
   private readonly heavyHitters: HeavyHitters;
   private readonly keyGroups: KeyGroupCounters;
   private readonly heavyKeysReported: number;
+  private readonly exactRecords: number;
+  private readonly sampling: number;
+  /** Records the current interval may still offer exactly. */
+  private exactLeft: number;
+  /** Records until the next sampled one (sampling phase). */
+  private untilSample: number;
+  private random: number;
   private intervalStartMs: number;
 
   constructor(options: SubtaskMetricsOptions) {
@@ -57,6 +74,15 @@ export class SubtaskMetrics {
     this.heavyHitters = new HeavyHitters(options.heavyHitterCapacity ?? DEFAULT_HEAVY_HITTER_CAPACITY);
     this.keyGroups = new KeyGroupCounters(options.maxParallelism);
     this.heavyKeysReported = options.heavyKeysReported ?? DEFAULT_HEAVY_KEYS_REPORTED;
+    this.exactRecords = options.heavyKeyExactRecords ?? DEFAULT_HEAVY_KEY_EXACT_RECORDS;
+    this.sampling = options.heavyKeySampling ?? DEFAULT_HEAVY_KEY_SAMPLING;
+    if (!Number.isInteger(this.sampling) || this.sampling < 1 || !Number.isInteger(this.exactRecords) || this.exactRecords < 0) {
+      throw new MetricsArgumentError(`heavy-key sampling must be an integer ≥ 1 and exact records an integer ≥ 0, got ${this.sampling} / ${this.exactRecords}`);
+    }
+    this.exactLeft = this.exactRecords;
+    // Seeded per subtask: runs are repeatable, and subtasks do not sample in lockstep.
+    this.random = (Math.imul(options.identity.subtask + 1, 0x9e3779b1) ^ 0x5bd1e995) >>> 0 || 1;
+    this.untilSample = this.nextStride();
   }
 
   /** A batch of n records was taken in (from the source or from upstream). */
@@ -102,18 +128,47 @@ export class SubtaskMetrics {
     if (ingestTimeMs !== null) this.processingLatency.record(nowMs - ingestTimeMs);
   }
 
-  /** A record with this key (printable, see `printableKey`) in this key group: feeds heavy hitters and key-group load. */
+  /**
+   * `count` records with this key (printable, see `printableKey`) in this key group. Key-group load is counted
+   * exactly. The heavy-hitters sketch gets every record for the first `heavyKeyExactRecords` of an interval, then a
+   * sample: sample points fall every `heavyKeySampling` records on average (random strides, so no periodic pattern
+   * in the input can alias with them) and each carries that weight, so a key's expected estimate is its true count.
+   * A key with true count c past the exact prefix is estimated within about ±sqrt(c · sampling) (one standard
+   * deviation: ±4% at c = 10,000 with the default 16), on top of the sketch's own `error` bound — so heavy keys'
+   * `count − error ≤ true ≤ count` holds only up to that sampling error. Measured in subtask-metrics.spec.ts.
+   */
   offerKey(key: string, keyGroup: number, count = 1): void {
     this.keyGroups.add(keyGroup, count);
-    this.heavyHitters.offer(key, keyGroup, count);
+    if (!(count > 0)) return;
+    if (this.exactLeft > 0) {
+      this.exactLeft -= count;
+      this.heavyHitters.offer(key, keyGroup, count);
+      return;
+    }
+    this.untilSample -= count;
+    if (this.untilSample > 0) return;
+    let weight = 0;
+    while (this.untilSample <= 0) {
+      weight += this.sampling;
+      this.untilSample += this.nextStride();
+    }
+    this.heavyHitters.offer(key, keyGroup, weight);
   }
 
   /** offerKey for keys[i] / keyGroups[i], i in [from, to). */
   offerKeys(keys: readonly string[], keyGroups: ArrayLike<number>, from = 0, to = keys.length): void {
-    for (let i = from; i < to; i++) {
-      this.keyGroups.add(keyGroups[i], 1);
-      this.heavyHitters.offer(keys[i], keyGroups[i], 1);
-    }
+    for (let i = from; i < to; i++) this.offerKey(keys[i], keyGroups[i], 1);
+  }
+
+  /** Uniform in [1, 2·sampling − 1]: mean `sampling` (xorshift32). */
+  private nextStride(): number {
+    if (this.sampling === 1) return 1;
+    let x = this.random;
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    this.random = x >>> 0;
+    return 1 + (this.random % (2 * this.sampling - 1));
   }
 
   /**
@@ -147,6 +202,7 @@ export class SubtaskMetrics {
     this.eventTimeLatency.reset();
     this.processingLatency.reset();
     this.heavyHitters.reset();
+    this.exactLeft = this.exactRecords;
     this.keyGroups.reset();
     this.intervalStartMs = nowMs;
     return snapshot;

@@ -1,4 +1,5 @@
 export { murmur3 } from './murmur3';
+export { hashKey, keyGroupOfKey } from './key-hash';
 export {
   MAX_MAX_PARALLELISM,
   InvalidParallelismError,

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { decodeKey, encodeKey } from './key-serde';
+import { decodeKey, encodeKey, InvalidKeyError } from './key-serde';
+import { hashKey, keyGroupOfKey } from './key-hash';
 import { defaultOwnerOf, InvalidParallelismError, keyGroupFor, keyGroupRangeFor } from './key-groups';
 import { murmur3 } from './murmur3';
 import { RoutingError, RoutingTable } from './routing-table';
@@ -50,5 +51,21 @@ describe('RoutingTable', () => {
     expect(t2.keyGroupsOf(1)).toEqual([1, 4, 5, 6, 7]);
     expect(() => t2.withMoves([{ keyGroup: 8, toSubtask: 0 }])).toThrow(RoutingError);
     expect(() => t2.withMoves([{ keyGroup: 0, toSubtask: 2 }])).toThrow(RoutingError);
+  });
+});
+
+describe('hashKey', () => {
+  it('equals murmur3 of the serialised key for ASCII, non-ASCII, long, numeric and edge-case keys', () => {
+    const keys = ['', 'a', 'user-123456', 'ünïcödé', '日本', '😀', 'x'.repeat(256), 'y'.repeat(257), '\u007f', 0, -0, 1, 1.5, -1e300, 2 ** 53];
+    for (const key of keys) {
+      expect(hashKey(key)).toBe(murmur3(encodeKey(key)));
+      expect(keyGroupOfKey(key, 128)).toBe(keyGroupFor(encodeKey(key), 128));
+    }
+  });
+
+  it('rejects what encodeKey rejects, with the same error', () => {
+    for (const bad of [Number.NaN, Number.POSITIVE_INFINITY, {} as unknown as string]) {
+      expect(() => hashKey(bad)).toThrow(InvalidKeyError);
+    }
   });
 });

@@ -4,8 +4,8 @@
  */
 export type KeyValue = string | number;
 
-const STRING_TAG = 0x73; // 's'
-const NUMBER_TAG = 0x6e; // 'n'
+export const STRING_TAG = 0x73; // 's'
+export const NUMBER_TAG = 0x6e; // 'n'
 
 export class InvalidKeyError extends Error {
   override readonly name = 'InvalidKeyError';
@@ -13,10 +13,10 @@ export class InvalidKeyError extends Error {
 
 export function encodeKey(key: KeyValue): Uint8Array {
   if (typeof key === 'string') {
-    const body = Buffer.from(key, 'utf8');
-    const out = Buffer.allocUnsafe(body.length + 1);
+    // One buffer: measure, then write the UTF-8 behind the tag (was: encode, then copy into a second buffer).
+    const out = Buffer.allocUnsafe(Buffer.byteLength(key, 'utf8') + 1);
     out[0] = STRING_TAG;
-    body.copy(out, 1);
+    out.write(key, 1, 'utf8');
     return out;
   }
   if (typeof key === 'number' && Number.isFinite(key)) {

@@ -1,8 +1,12 @@
 /** MurmurHash3 x86 32-bit over bytes (Austin Appleby's reference algorithm). Stable across processes and versions. */
 export function murmur3(bytes: Uint8Array, seed = 0): number {
+  return murmur3Prefix(bytes, bytes.length, seed);
+}
+
+/** murmur3 over bytes[0, len): lets callers hash a reused scratch buffer without slicing it. */
+export function murmur3Prefix(bytes: Uint8Array, len: number, seed = 0): number {
   const c1 = 0xcc9e2d51;
   const c2 = 0x1b873593;
-  const len = bytes.length;
   const blocks = len & ~3;
   let h = seed >>> 0;
   for (let i = 0; i < blocks; i += 4) {

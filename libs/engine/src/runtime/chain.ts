@@ -3,11 +3,11 @@
  * sinks, keyed exchanges and broadcast exchanges. `push` is synchronous; terminals buffer what they receive and the
  * subtask awaits `flush()` once per input batch, so I/O happens per batch, never per record.
  */
-import { encodeKey, keyGroupFor, type KeyValue } from '../keygroups';
+import { keyGroupOfKey, type KeyValue } from '../keygroups';
 import type { SinkWriter } from './connectors/sink-writers';
 import type { BroadcastSender, KeyedSender } from './exchange/exchange';
 import { encodeForDeadLetter, errorMessage, type ChainEnvLike } from './ports';
-import type { KeyedRecord, StreamRecord } from './records';
+import { type KeyedRecord, RoutedRecord, type StreamRecord } from './records';
 
 export interface ChainNode {
   push(records: readonly StreamRecord[]): void;
@@ -141,7 +141,7 @@ export class SinkTerminal implements ChainNode, ChainTerminal {
   }
 }
 
-/** keyBy: computes key → serialised key → key group, then hands the batch to the keyed exchange. */
+/** keyBy: computes key → key group (the serialised key is built only if needed), then hands the batch to the keyed exchange. */
 export class KeyByTerminal implements ChainNode, ChainTerminal {
   private pending: KeyedRecord[] = [];
 
@@ -157,16 +157,7 @@ export class KeyByTerminal implements ChainNode, ChainTerminal {
     for (const r of records) {
       try {
         const key = this.selector(r.value);
-        const keyBytes = encodeKey(key);
-        this.pending.push({
-          value: r.value,
-          timestamp: r.timestamp,
-          ingestMs: r.ingestMs,
-          raw: r.raw,
-          key,
-          keyBytes,
-          keyGroup: keyGroupFor(keyBytes, this.maxParallelism),
-        });
+        this.pending.push(new RoutedRecord(r.value, r.timestamp, r.ingestMs, r.raw, key, keyGroupOfKey(key, this.maxParallelism)));
       } catch (err) {
         this.env.deadLetters.add({
           tenantId: this.env.tenantId,

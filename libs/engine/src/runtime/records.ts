@@ -1,4 +1,4 @@
-import type { KeyValue } from '../keygroups';
+import { encodeKey, type KeyValue } from '../keygroups';
 
 /** A record inside the engine. Treated as immutable: operators build new records, never edit one. */
 export interface StreamRecord {
@@ -16,6 +16,27 @@ export interface KeyedRecord extends StreamRecord {
   readonly key: KeyValue;
   readonly keyBytes: Uint8Array;
   readonly keyGroup: number;
+}
+
+/**
+ * The KeyedRecord keyBy builds. The serialised key is built on first use: most records are only routed (their key
+ * group comes from hashKey, which needs no buffer), and a window operator holding its state in memory never needs it.
+ */
+export class RoutedRecord implements KeyedRecord {
+  private bytes: Uint8Array | undefined = undefined;
+
+  constructor(
+    readonly value: unknown,
+    readonly timestamp: number,
+    readonly ingestMs: number,
+    readonly raw: Buffer | undefined,
+    readonly key: KeyValue,
+    readonly keyGroup: number,
+  ) {}
+
+  get keyBytes(): Uint8Array {
+    return (this.bytes ??= encodeKey(this.key));
+  }
 }
 
 export const MIN_WATERMARK = Number.NEGATIVE_INFINITY;

@@ -60,11 +60,24 @@ function mod(a: number, b: number): number {
   return ((a % b) + b) % b;
 }
 
-/** The accumulator-based core every window function compiles to. `merge` is needed for session windows. */
+/**
+ * The accumulator-based core every window function compiles to. `merge` is needed for session windows.
+ *
+ * Accumulators may be immutable (`add` returns a new one) or, opt-in, updated in place: `add` (and `merge`) may
+ * modify the accumulator they are given and return that same object, which saves an allocation per record (as in
+ * Flink's AggregateFunction). The runtime owns an accumulator from `createAccumulator` until its window is purged
+ * and hands it to nothing but these functions and the state backend (which stores a serialised copy at flush). One
+ * rule for in-place accumulators: a window with allowed lateness can fire again after a late record, so `getResult`
+ * must then return a value that shares nothing mutable with the accumulator (a result already handed to a sink
+ * would otherwise change under it); with `allowedLatenessMs` 0 a window fires once and is dropped, so returning
+ * the accumulator itself is safe.
+ */
 export interface AggregateFunction<I, A, R> {
   createAccumulator(): A;
+  /** Returns the updated accumulator: a new one, or `accumulator` itself modified in place. */
   add(value: I, accumulator: A): A;
   getResult(accumulator: A): R;
+  /** Session windows: the union of two windows' accumulators (may modify and return `a`). */
   merge?(a: A, b: A): A;
 }
 

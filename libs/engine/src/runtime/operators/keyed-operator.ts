@@ -9,6 +9,8 @@ import { type KeyedRecord, MIN_WATERMARK, type StreamRecord } from '../records';
 import { type DueTimer, TimerStore } from '../timers';
 
 const FLUSH_INTERVAL_MS = 200;
+/** Marks "no serialised key bound" (setCurrentKeyOnly): an address built from it would be a bug, and visibly empty. */
+const NO_KEY_BYTES = new Uint8Array(0);
 
 export interface KeyedOperatorEnv extends ChainEnv {
   readonly operatorId: string;
@@ -37,7 +39,7 @@ export abstract class KeyedOperator {
   private out: StreamRecord[] = [];
   private readonly sides = new Map<string, StreamRecord[]>();
   private currentKey: KeyValue | undefined;
-  private currentKeyBytes: Uint8Array = new Uint8Array();
+  private currentKeyBytes: Uint8Array = NO_KEY_BYTES;
   private currentKeyGroup = 0;
   private currentTimestamp = 0;
   private currentIngest = 0;
@@ -101,11 +103,21 @@ export abstract class KeyedOperator {
   /** Drops what the operator holds in memory for a key group that leaves (or is about to be replaced). */
   protected forgetKeyGroup(_keyGroup: number): void {}
 
+  /**
+   * False when the operator never addresses state or timers of the current record's key (in-memory windows): then
+   * a record's serialised key is not built just to be handed around.
+   */
+  protected usesKeyedStatePerRecord(): boolean {
+    return true;
+  }
+
   async processBatch(records: readonly KeyedRecord[], positions?: Readonly<Record<string, string>>): Promise<void> {
     await this.prefetchBatch(records);
     this.beginBatch();
+    const bindState = this.usesKeyedStatePerRecord();
     for (const r of records) {
-      this.setCurrent(r.key, r.keyGroup, r.keyBytes, r.timestamp, r.ingestMs);
+      if (bindState) this.setCurrent(r.key, r.keyGroup, r.keyBytes, r.timestamp, r.ingestMs);
+      else this.setCurrentKeyOnly(r.key, r.keyGroup, r.timestamp, r.ingestMs);
       try {
         this.onElement(r);
       } catch (err) {
@@ -172,8 +184,11 @@ export abstract class KeyedOperator {
   async snapshotOwnedKeyGroups(): Promise<Map<number, Uint8Array>> {
     await this.persistState();
     await this.env.backend.flush();
+    const owned = [...this.env.ownedKeyGroups].sort((a, b) => a - b);
+    // A backend with a changelog hands over changes images for most key groups (incremental checkpoints).
+    if (this.env.backend.checkpointKeyGroups) return this.env.backend.checkpointKeyGroups(owned);
     const images = new Map<number, Uint8Array>();
-    for (const kg of [...this.env.ownedKeyGroups].sort((a, b) => a - b)) {
+    for (const kg of owned) {
       images.set(kg, await this.env.backend.snapshotKeyGroup(kg));
     }
     return images;
@@ -235,6 +250,15 @@ export abstract class KeyedOperator {
     this.currentIngest = ingestMs;
     this.state.setKey(keyGroup, keyBytes);
     this.timers.setKey(keyGroup, keyBytes);
+  }
+
+  /** The current key without its state and timer addresses (see usesKeyedStatePerRecord). */
+  private setCurrentKeyOnly(key: KeyValue, keyGroup: number, timestamp: number, ingestMs: number): void {
+    this.currentKey = key;
+    this.currentKeyBytes = NO_KEY_BYTES;
+    this.currentKeyGroup = keyGroup;
+    this.currentTimestamp = timestamp;
+    this.currentIngest = ingestMs;
   }
 
   /** The state address of the current key in one namespace. */

@@ -1,4 +1,4 @@
-import type { KeyValue } from '../../keygroups';
+import { encodeKey, type KeyValue } from '../../keygroups';
 
 /** One open window of one key: [s, e) and its accumulator. Plain data so any state backend can store it. */
 export interface WindowEntry {
@@ -11,19 +11,30 @@ export interface WindowEntry {
  * One key's open windows as the window operator holds them in memory. `windows` undefined means spilled: the
  * state backend holds them and they are read back (prefetched) before the key is touched again.
  */
-export interface HeldKey {
-  readonly key: KeyValue;
-  readonly keyGroup: number;
-  readonly keyBytes: Uint8Array;
-  windows: WindowEntry[] | undefined;
+export class HeldKey {
+  private bytes: Uint8Array | undefined;
   /** The backend holds a copy of this key's windows (possibly older than memory). */
-  stored: boolean;
+  stored = false;
   /** Changed since it was last written to the backend. */
-  dirty: boolean;
-  /** The last batch that touched it: spilling picks the least recent. */
-  epoch: number;
+  dirty = false;
   /** Forgotten (all windows gone, or its key group left): index slots skip it instead of searching for it. */
-  removed: boolean;
+  removed = false;
+
+  constructor(
+    readonly key: KeyValue,
+    readonly keyGroup: number,
+    public windows: WindowEntry[] | undefined,
+    /** The last batch that touched it: spilling picks the least recent. */
+    public epoch: number,
+    keyBytes?: Uint8Array,
+  ) {
+    this.bytes = keyBytes;
+  }
+
+  /** The serialised key, built only when the windows go to or come from the backend. */
+  get keyBytes(): Uint8Array {
+    return (this.bytes ??= encodeKey(this.key));
+  }
 }
 
 /**
@@ -60,14 +71,11 @@ export class OpenWindows {
     return this.spilled;
   }
 
-  /** The key's entry, created empty (in memory, nothing stored) when the key has no open window. */
-  acquire(key: KeyValue, keyGroup: number, keyBytes: Uint8Array): HeldKey {
-    let held = this.keys.get(key);
-    if (held === undefined) {
-      held = { key, keyGroup, keyBytes, windows: [], stored: false, dirty: false, epoch: this.epoch, removed: false };
-      this.keys.set(key, held);
-      this.held++;
-    }
+  /** The key's entry (in memory, nothing stored) for a key that had no open window; it gets `first` as its window. */
+  create(key: KeyValue, keyGroup: number, first: WindowEntry): HeldKey {
+    const held = new HeldKey(key, keyGroup, [first], this.epoch);
+    this.keys.set(key, held);
+    this.held++;
     return held;
   }
 
@@ -75,16 +83,8 @@ export class OpenWindows {
   addStored(key: KeyValue, keyGroup: number, keyBytes: Uint8Array, windows: WindowEntry[], inMemory: boolean, watermark: number): void {
     const existing = this.keys.get(key);
     if (existing !== undefined) this.remove(existing);
-    const held: HeldKey = {
-      key,
-      keyGroup,
-      keyBytes,
-      windows: inMemory ? windows : undefined,
-      stored: true,
-      dirty: false,
-      epoch: this.epoch,
-      removed: false,
-    };
+    const held = new HeldKey(key, keyGroup, inMemory ? windows : undefined, this.epoch, keyBytes);
+    held.stored = true;
     this.keys.set(key, held);
     if (inMemory) this.held++;
     else this.spilled++;

@@ -46,6 +46,11 @@ export class WindowOperator extends KeyedOperator {
     this.windows = assigner.kind === 'session' ? null : new OpenWindows();
   }
 
+  protected override usesKeyedStatePerRecord(): boolean {
+    // In-memory windows touch neither keyed state nor timers per record; sessions do.
+    return this.windows === null;
+  }
+
   protected override extraNamespaces(): string[] {
     // In-memory windows need no prefetch per record: spilled keys are read back in prefetchBatch.
     return this.windows ? [] : [this.namespace];
@@ -159,47 +164,56 @@ export class WindowOperator extends KeyedOperator {
   // ---- in-memory path (tumbling, sliding) ----
 
   private onHeldElement(open: OpenWindows, record: KeyedRecord): void {
-    const held = open.acquire(record.key, record.keyGroup, record.keyBytes);
-    const windows = held.windows!;
-    held.epoch = open.epoch;
+    let held = open.keys.get(record.key);
+    if (held !== undefined) held.epoch = open.epoch;
     let accepted = false;
     if (this.assigner.kind === 'tumbling') {
       // The common case without assignWindows' array and object per record.
       const ts = record.timestamp;
       const size = this.assigner.sizeMs;
       const start = ts - ((((ts - this.assigner.offsetMs) % size) + size) % size);
-      accepted = this.addToWindow(open, held, windows, record.value, start, start + size);
+      accepted = this.addToWindow(open, held, record, start, start + size) !== undefined;
     } else {
       for (const w of assignWindows(this.assigner, record.timestamp)) {
-        if (this.addToWindow(open, held, windows, record.value, w.start, w.end)) accepted = true;
+        const added = this.addToWindow(open, held, record, w.start, w.end);
+        if (added === undefined) continue;
+        held = added;
+        accepted = true;
       }
     }
-    if (!accepted) {
-      if (windows.length === 0) open.remove(held);
-      if (this.lateTag) this.emitSide(this.lateTag, record.value, record.timestamp);
-    }
+    if (!accepted && this.lateTag) this.emitSide(this.lateTag, record.value, record.timestamp);
   }
 
-  /** Adds one value to one window of the key; false when the window is past its allowed lateness. */
-  private addToWindow(open: OpenWindows, held: HeldKey, windows: WindowEntry[], value: unknown, start: number, end: number): boolean {
-    if (this.isExpired(end)) return false;
+  /**
+   * Adds one value to one window of the key. Returns the key's entry (created with its first window), or undefined
+   * when the window is past its allowed lateness (nothing is created then).
+   */
+  private addToWindow(open: OpenWindows, held: HeldKey | undefined, record: KeyedRecord, start: number, end: number): HeldKey | undefined {
+    if (this.isExpired(end)) return undefined;
     let entry: WindowEntry | undefined;
-    for (let i = 0; i < windows.length; i++) {
-      if (windows[i].e === end) {
-        entry = windows[i];
-        break;
+    if (held === undefined) {
+      entry = { s: start, e: end, a: this.fn.createAccumulator() };
+      held = open.create(record.key, record.keyGroup, entry);
+      open.index(held, end, this.watermark);
+    } else {
+      const windows = held.windows!;
+      for (let i = 0; i < windows.length; i++) {
+        if (windows[i].e === end) {
+          entry = windows[i];
+          break;
+        }
+      }
+      if (entry === undefined) {
+        entry = { s: start, e: end, a: this.fn.createAccumulator() };
+        windows.push(entry);
+        open.index(held, end, this.watermark);
       }
     }
-    if (entry === undefined) {
-      entry = { s: start, e: end, a: this.fn.createAccumulator() };
-      windows.push(entry);
-      open.index(held, end, this.watermark);
-    }
-    entry.a = this.fn.add(value, entry.a);
+    entry.a = this.fn.add(record.value, entry.a);
     held.dirty = true;
     // Late but within the allowed lateness: the window fired already, so it fires again at once.
     if (end - 1 <= this.watermark) this.emitWindow(entry);
-    return true;
+    return held;
   }
 
   protected override async prefetchBatch(records: readonly KeyedRecord[]): Promise<void> {
