@@ -4,6 +4,8 @@ export {
   defineFraudJob,
   fraudRuleLimits,
   fraudRulesSchema,
+  fraudJobConfig,
+  FRAUD_PARAMETERS,
   tenantFraudTopics,
   DEFAULT_MAX_WINDOW_MS,
   DEMO_TOPICS,

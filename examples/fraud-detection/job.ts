@@ -7,17 +7,21 @@
  *        └─────────────────────► keyBy(ruleId|key) ─ connect(rules) ─► evaluate in event time ─┬► alerts
  *                                                                                              └► shadow alerts
  *
- * Topics are parameters: buildFraudJob() for any topics (e.g. a tenant's `t.<tenantId>.…`), the default export for
- * the demo topics. Design: docs/fraud-detection.md.
+ * The default export takes its topics and limits from the deployment (deployment-time parameters, FRAUD_PARAMETERS):
+ * one bundle serves every tenant. buildFraudJob() builds it for fixed topics (tests), defineFraudJob() over any
+ * sources and sinks (the test driver). Design: docs/fraud-detection.md.
  */
 import {
   defineJob,
   json,
   kafkaSink,
   kafkaSource,
+  param,
+  type JobConfig,
   type JobDefinition,
   type SinkSpec,
   type SourceSpec,
+  type StreamBuilder,
 } from '@weir/engine';
 import { type RuleLimits, rulesSchemaFor } from '@weir/rules';
 import type { Alert, RuleAck, RuledTransaction } from './messages';
@@ -42,7 +46,7 @@ export interface FraudJobSettings {
   readonly maxWindowMs: number;
   /** Bounded out-of-orderness of the transactions' event time. Default 500 ms. */
   readonly maxOutOfOrdernessMs?: number;
-  /** A transactions partition silent this long stops holding event time back. Default 5 s. */
+  /** A transactions partition silent this long stops holding event time back. Default 5 s; 0: never. */
   readonly idleTimeoutMs?: number;
   /** Width of the event-time buckets windows are stored in. Default 1 s. */
   readonly bucketMs?: number;
@@ -101,48 +105,108 @@ export function fraudRulesSchema(maxWindowMs: number = DEFAULT_MAX_WINDOW_MS): R
   return rulesSchemaFor(fraudRuleLimits(maxWindowMs));
 }
 
+/**
+ * What a deployment gives the job (its `config`): topics by logical name — the names the control plane's rules API
+ * reads too (`rules`, `rule-acks`, `shadow-alerts`) — and limits as properties.
+ */
+export const FRAUD_PARAMETERS = {
+  topics: {
+    transactions: param.topic({ description: 'transactions in, JSON' }),
+    rules: param.topic({ description: 'rule versions in; keep it compacted by rule id' }),
+    alerts: param.topic({ description: 'alerts out' }),
+    'shadow-alerts': param.optionalTopic({ description: 'shadow versions\' alerts out; default <alerts>.shadow' }),
+    'rule-acks': param.topic({ description: 'which subtask applied which rule version' }),
+  },
+  properties: {
+    'max-window-ms': param.integer({ default: DEFAULT_MAX_WINDOW_MS, min: 1, description: 'the longest rule window accepted' }),
+    'max-out-of-orderness-ms': param.integer({ default: 500, min: 0 }),
+    'idle-timeout-ms': param.integer({ default: 5_000, min: 0, description: '0: a silent partition holds event time back' }),
+    'bucket-ms': param.integer({ default: 1_000, min: 1 }),
+  },
+};
+
+/** The deployment config that runs the job on these topics with these settings (what `config` to deploy with). */
+export function fraudJobConfig(topics: FraudJobTopics, settings: Partial<FraudJobSettings> = {}): Required<JobConfig> {
+  const properties: Record<string, string> = {};
+  if (settings.maxWindowMs !== undefined) properties['max-window-ms'] = String(settings.maxWindowMs);
+  if (settings.maxOutOfOrdernessMs !== undefined) properties['max-out-of-orderness-ms'] = String(settings.maxOutOfOrdernessMs);
+  if (settings.idleTimeoutMs !== undefined) properties['idle-timeout-ms'] = String(settings.idleTimeoutMs);
+  if (settings.bucketMs !== undefined) properties['bucket-ms'] = String(settings.bucketMs);
+  return {
+    topics: {
+      transactions: topics.transactionsTopic,
+      rules: topics.rulesTopic,
+      alerts: topics.alertsTopic,
+      ...(topics.shadowAlertsTopic ? { 'shadow-alerts': topics.shadowAlertsTopic } : {}),
+      'rule-acks': topics.ruleAcksTopic,
+    },
+    properties,
+  };
+}
+
 /** The job over Kafka topics. */
 export function buildFraudJob(options: FraudJobTopics & FraudJobSettings): JobDefinition {
-  const eventTime = {
-    timestamps: (tx: Transaction) => tx.ts,
-    watermarks: { maxOutOfOrdernessMs: options.maxOutOfOrdernessMs ?? 500, idleTimeoutMs: options.idleTimeoutMs ?? 5_000 },
-  };
-  return defineFraudJob(
-    {
-      transactions: kafkaSource<Transaction>({ topic: options.transactionsTopic, format: json(), ...eventTime }),
-      // From the earliest record: a job started without a checkpoint rebuilds its rules by replaying their history
-      // (keep the topic compacted by rule id).
-      rules: kafkaSource<unknown>({ topic: options.rulesTopic, format: json(), startFrom: 'earliest' }),
-      alerts: kafkaSink<Alert>({ topic: options.alertsTopic, format: json(), key: (a) => `${a.ruleId}|${a.key}` }),
-      shadowAlerts: kafkaSink<Alert>({ topic: options.shadowAlertsTopic ?? `${options.alertsTopic}.shadow`, format: json(), key: (a) => `${a.ruleId}|${a.key}` }),
-      ruleAcks: kafkaSink<RuleAck>({ topic: options.ruleAcksTopic, format: json(), key: (a) => a.ruleId ?? null }),
-    },
-    options,
-  );
+  return defineFraudJob(fraudKafkaIo(options), options);
 }
 
 /** The job over any sources and sinks. */
 export function defineFraudJob(io: FraudJobIo, settings: FraudJobSettings): JobDefinition {
-  const limits = fraudRuleLimits(settings.maxWindowMs);
-  return defineJob({ name: settings.name ?? 'fraud-detection', maxParallelism: settings.maxParallelism ?? 128 }, (job) => {
-    const rules = job.source<unknown>(OPERATOR_IDS.rules, io.rules).broadcast();
-    const routed = job
-      .source<Transaction>(OPERATOR_IDS.transactions, io.transactions)
-      .map(OPERATOR_IDS.check, checkTransaction)
-      .keyBy('by-transaction', (tx) => tx.txId)
-      .connect(rules)
-      .process(OPERATOR_IDS.route, ruleRouter(limits));
-    routed
-      .flatMap('acks-only', (o) => (o.type === 'ack' ? [o] : []))
-      .sink(OPERATOR_IDS.acks, io.ruleAcks);
-    const judged = routed
-      .flatMap('ruled-only', (o): RuledTransaction[] => (o.type === 'ruled' ? [o] : []))
-      .keyBy('by-rule-and-key', evaluatorKey)
-      .connect(rules)
-      .process(OPERATOR_IDS.evaluate, ruleEvaluator({ limits, bucketMs: settings.bucketMs ?? 1_000 }));
-    judged.flatMap('live-only', (a) => (a.shadow ? [] : [a])).sink(OPERATOR_IDS.alerts, io.alerts);
-    judged.flatMap('shadow-only', (a) => (a.shadow ? [a] : [])).sink(OPERATOR_IDS.shadowAlerts, io.shadowAlerts);
-  });
+  return defineJob({ name: settings.name ?? 'fraud-detection', maxParallelism: settings.maxParallelism ?? 128 }, (job) => fraudGraph(job, io, settings));
 }
 
-export default buildFraudJob({ ...DEMO_TOPICS, maxWindowMs: DEFAULT_MAX_WINDOW_MS });
+function fraudKafkaIo(options: FraudJobTopics & Pick<FraudJobSettings, 'maxOutOfOrdernessMs' | 'idleTimeoutMs'>): FraudJobIo {
+  const idleTimeoutMs = options.idleTimeoutMs ?? 5_000;
+  const eventTime = {
+    timestamps: (tx: Transaction) => tx.ts,
+    watermarks: { maxOutOfOrdernessMs: options.maxOutOfOrdernessMs ?? 500, ...(idleTimeoutMs > 0 ? { idleTimeoutMs } : {}) },
+  };
+  return {
+    transactions: kafkaSource<Transaction>({ topic: options.transactionsTopic, format: json(), ...eventTime }),
+    // From the earliest record: a job started without a checkpoint rebuilds its rules by replaying their history
+    // (keep the topic compacted by rule id).
+    rules: kafkaSource<unknown>({ topic: options.rulesTopic, format: json(), startFrom: 'earliest' }),
+    alerts: kafkaSink<Alert>({ topic: options.alertsTopic, format: json(), key: (a) => `${a.ruleId}|${a.key}` }),
+    shadowAlerts: kafkaSink<Alert>({ topic: options.shadowAlertsTopic ?? `${options.alertsTopic}.shadow`, format: json(), key: (a) => `${a.ruleId}|${a.key}` }),
+    ruleAcks: kafkaSink<RuleAck>({ topic: options.ruleAcksTopic, format: json(), key: (a) => a.ruleId ?? null }),
+  };
+}
+
+function fraudGraph(job: StreamBuilder, io: FraudJobIo, settings: FraudJobSettings): void {
+  const limits = fraudRuleLimits(settings.maxWindowMs);
+  const rules = job.source<unknown>(OPERATOR_IDS.rules, io.rules).broadcast();
+  const routed = job
+    .source<Transaction>(OPERATOR_IDS.transactions, io.transactions)
+    .map(OPERATOR_IDS.check, checkTransaction)
+    .keyBy('by-transaction', (tx) => tx.txId)
+    .connect(rules)
+    .process(OPERATOR_IDS.route, ruleRouter(limits));
+  routed
+    .flatMap('acks-only', (o) => (o.type === 'ack' ? [o] : []))
+    .sink(OPERATOR_IDS.acks, io.ruleAcks);
+  const judged = routed
+    .flatMap('ruled-only', (o): RuledTransaction[] => (o.type === 'ruled' ? [o] : []))
+    .keyBy('by-rule-and-key', evaluatorKey)
+    .connect(rules)
+    .process(OPERATOR_IDS.evaluate, ruleEvaluator({ limits, bucketMs: settings.bucketMs ?? 1_000 }));
+  judged.flatMap('live-only', (a) => (a.shadow ? [] : [a])).sink(OPERATOR_IDS.alerts, io.alerts);
+  judged.flatMap('shadow-only', (a) => (a.shadow ? [a] : [])).sink(OPERATOR_IDS.shadowAlerts, io.shadowAlerts);
+}
+
+/** The bundle's job: topics and limits from the deployment that runs it. */
+export default defineJob({ name: 'fraud-detection', maxParallelism: 128, parameters: FRAUD_PARAMETERS }, (job, { topics, properties }) => {
+  const settings: FraudJobSettings = {
+    maxWindowMs: properties['max-window-ms'],
+    maxOutOfOrdernessMs: properties['max-out-of-orderness-ms'],
+    idleTimeoutMs: properties['idle-timeout-ms'],
+    bucketMs: properties['bucket-ms'],
+  };
+  const io = fraudKafkaIo({
+    transactionsTopic: topics.transactions,
+    rulesTopic: topics.rules,
+    alertsTopic: topics.alerts,
+    shadowAlertsTopic: topics['shadow-alerts'],
+    ruleAcksTopic: topics['rule-acks'],
+    ...settings,
+  });
+  fraudGraph(job, io, settings);
+});

@@ -1,16 +1,8 @@
+import type { Transaction } from '@weir/datagen';
 import type { EventFields } from '@weir/rules';
 
-/** A payment as it arrives on the transactions topic (JSON). `amount` in minor units keeps sums exact. */
-export interface Transaction {
-  readonly txId: string;
-  /** Event time, epoch ms. */
-  readonly ts: number;
-  readonly payer: string;
-  readonly beneficiary: string;
-  readonly card: string;
-  readonly merchant: string;
-  readonly amount: number;
-}
+/** The transaction type is @weir/datagen's (the generator writes what the job reads): one definition for both. */
+export type { Transaction };
 
 /** The fields rules may group by or aggregate: what rules are validated against. */
 export const TRANSACTION_FIELDS: EventFields = {

@@ -6,8 +6,8 @@ export {
   TRANSACTION_KEY_FIELDS,
   TransactionStream,
   type Burst,
-  type GeneratedTransaction,
   type KeySpace,
+  type Transaction,
   type TransactionKeyField,
   type TransactionStreamOptions,
 } from './transactions';

@@ -1,4 +1,4 @@
-import type { GeneratedTransaction, TransactionStream } from './transactions';
+import type { Transaction, TransactionStream } from './transactions';
 
 export interface PacingOptions {
   /** Events in total. */
@@ -15,7 +15,7 @@ export interface PacingOptions {
  * next batch holds everything already due (up to maxBatch) and the events keep their scheduled timestamps: a stall
  * shows up as latency downstream instead of slowing the schedule (no coordinated omission).
  */
-export async function* paced(stream: TransactionStream, options: PacingOptions): AsyncGenerator<GeneratedTransaction[]> {
+export async function* paced(stream: TransactionStream, options: PacingOptions): AsyncGenerator<Transaction[]> {
   const now = options.now ?? Date.now;
   const sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
   const maxBatch = options.maxBatch ?? 1_000;

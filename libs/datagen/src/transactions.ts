@@ -1,10 +1,13 @@
 import { seededRandom } from './random';
 import { zipfSampler } from './zipf';
 
-/** The shape the fraud-detection job reads (amount in minor units, so sums stay exact). */
-export interface GeneratedTransaction {
+/**
+ * A payment as the fraud-detection job reads it (JSON on its transactions topic); `amount` in minor units keeps
+ * sums exact. One type for the generator and the job (examples/fraud-detection re-exports it).
+ */
+export interface Transaction {
   readonly txId: string;
-  /** The scheduled time of the event (epoch ms), never the time it was actually sent. */
+  /** Event time, epoch ms; the generator stamps its scheduled time, never the time it was actually sent. */
   readonly ts: number;
   readonly payer: string;
   readonly beneficiary: string;
@@ -100,7 +103,7 @@ export class TransactionStream {
     return Math.max(0, Math.ceil((elapsedMs * this.options.ratePerSec) / 1_000));
   }
 
-  at(index: number): GeneratedTransaction {
+  at(index: number): Transaction {
     this.random = seededRandom(mix(this.options.seed, index));
     const ts = this.scheduledTime(index);
     const burst = this.options.burst;
@@ -127,8 +130,8 @@ export class TransactionStream {
   }
 
   /** Events [from, to). */
-  range(from: number, to: number): GeneratedTransaction[] {
-    const out: GeneratedTransaction[] = [];
+  range(from: number, to: number): Transaction[] {
+    const out: Transaction[] = [];
     for (let i = from; i < to; i++) out.push(this.at(i));
     return out;
   }
