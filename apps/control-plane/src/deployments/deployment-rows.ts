@@ -2,7 +2,10 @@ import type { Deployment, DeploymentRun, DeploymentTransition } from './deployme
 
 /** Column lists and row → model mapping shared by the API's and the reconciler's SQL. */
 export const DEPLOYMENT_COLUMNS = `tenant_id, id, name, bundle_id, parallelism, config, desired_state, status, status_reason,
-  pending_upgrade, pending_parallelism, run_no, created_at, updated_at, status_changed_at`;
+  pending_upgrade, pending_parallelism, pending_stop, run_no, created_at, updated_at, status_changed_at,
+  (SELECT json_build_object('snapshotId', r.snapshot_id, 'location', r.location, 'origin', r.origin, 'reason', r.reason,
+     'allowNonRestoredState', r.allow_non_restored_state)
+   FROM deployment_restores r WHERE r.deployment_id = deployments.id) AS pending_restore`;
 
 export const RUN_COLUMNS = `deployment_id, run_no, worker_id, bundle_id, subtasks, slots, restore_from, started_reason, placed_at,
   dispatched_at, running_at, stop_sent_at, ended_at, outcome, end_reason`;
@@ -21,6 +24,8 @@ export interface DeploymentRow {
   status_reason: string;
   pending_upgrade: Deployment['pendingUpgrade'];
   pending_parallelism: Deployment['pendingParallelism'];
+  pending_stop: Deployment['pendingStop'];
+  pending_restore: Deployment['pendingRestore'];
   run_no: number;
   created_at: Date;
   updated_at: Date;
@@ -40,6 +45,8 @@ export function toDeployment(r: DeploymentRow): Deployment {
     statusReason: r.status_reason,
     pendingUpgrade: r.pending_upgrade,
     pendingParallelism: r.pending_parallelism,
+    pendingRestore: r.pending_restore,
+    pendingStop: r.pending_stop,
     runNo: r.run_no,
     createdAt: r.created_at,
     updatedAt: r.updated_at,

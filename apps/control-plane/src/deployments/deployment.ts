@@ -24,6 +24,10 @@ export type DeploymentStatus = (typeof DEPLOYMENT_STATUSES)[number];
 export const UPGRADE_MODES = ['stateless', 'savepoint', 'last-state'] as const;
 export type UpgradeMode = (typeof UPGRADE_MODES)[number];
 
+/** How a resume (desired state RUNNING again) treats the state kept when the deployment stopped. */
+export const RESUME_MODES = ['last-state', 'stateless'] as const;
+export type ResumeMode = (typeof RESUME_MODES)[number];
+
 /** Per-operator parallelism; operators not named run at `default`. */
 export interface Parallelism {
   readonly default: number;
@@ -33,6 +37,26 @@ export interface Parallelism {
 export interface PendingUpgrade {
   readonly bundleId: string;
   readonly mode: UpgradeMode;
+  readonly requestedAt: string;
+}
+
+/**
+ * What the next run starts from: a savepoint the tenant asked to restore (`requested`), or the state the reconciler
+ * kept when the deployment stopped (`kept`: the savepoint taken at suspend, or `snapshotId: "latest"`, the job's
+ * newest usable checkpoint, when that savepoint could not be taken). `reason` says which, in words.
+ */
+export interface PendingRestore {
+  readonly snapshotId: string;
+  readonly location: string;
+  readonly origin: 'requested' | 'kept';
+  readonly reason: string;
+  readonly allowNonRestoredState: boolean;
+}
+
+/** A tenant's stop-with-savepoint in flight: the desired state becomes SUSPENDED once the savepoint is on S3. */
+export interface PendingStop {
+  readonly savepointId: string;
+  readonly runNo: number;
   readonly requestedAt: string;
 }
 
@@ -54,6 +78,8 @@ export interface Deployment {
   readonly statusReason: string;
   readonly pendingUpgrade: PendingUpgrade | null;
   readonly pendingParallelism: Parallelism | null;
+  readonly pendingRestore: PendingRestore | null;
+  readonly pendingStop: PendingStop | null;
   readonly runNo: number;
   readonly createdAt: Date;
   readonly updatedAt: Date;

@@ -4,6 +4,8 @@ import { CommandGateway } from '../placement/command-gateway';
 import { FleetRepository } from '../placement/fleet.repository';
 import { ReconcileRepository } from '../reconciler/reconcile.repository';
 import { Reconciler } from '../reconciler/reconciler.service';
+import { SnapshotProbe } from '../reconciler/snapshot-probe';
+import { SavepointCommands } from '../savepoints/savepoint-commands';
 import { BundleReader } from './bundle-reader';
 import { DeploymentStatusPublisher } from './deployment-status.publisher';
 import { DeploymentsController } from './deployments.controller';
@@ -23,7 +25,9 @@ import { DeploymentsService } from './deployments.service';
     ReconcileRepository,
     FleetRepository,
     CommandGateway,
+    SavepointCommands,
+    SnapshotProbe,
   ],
-  exports: [DeploymentsService, Reconciler],
+  exports: [DeploymentsService, Reconciler, SavepointCommands],
 })
 export class DeploymentsModule {}

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { toDatabaseError, type PoolClient } from '@weir/db';
 import type { DeploymentUsage } from '../tenancy/quotas';
-import type { Deployment, DeploymentConfig, DeploymentRun, DeploymentStatus, DeploymentTransition, DesiredState, Parallelism, PendingUpgrade } from './deployment';
+import type { Deployment, DeploymentConfig, DeploymentRun, DeploymentStatus, DeploymentTransition, DesiredState, Parallelism, PendingStop, PendingUpgrade } from './deployment';
 import {
   DEPLOYMENT_COLUMNS,
   RUN_COLUMNS,
@@ -25,6 +25,14 @@ export interface NewDeployment {
   readonly slots: number;
   readonly config: DeploymentConfig;
   readonly desiredState: DesiredState;
+  readonly reason: string;
+}
+
+/** A snapshot the tenant asked the next run to start from. */
+export interface RequestedRestore {
+  readonly snapshotId: string;
+  readonly location: string;
+  readonly allowNonRestoredState: boolean;
   readonly reason: string;
 }
 
@@ -109,6 +117,40 @@ export class DeploymentsRepository {
       ],
     );
     return toDeployment(rows[0]);
+  }
+
+  /** Records the restore for the next run placed; replaces whatever was pending (a kept state, an older request). */
+  async requestRestore(client: PoolClient, tenantId: string, id: string, r: RequestedRestore): Promise<void> {
+    await q(
+      client,
+      'request restore',
+      `INSERT INTO deployment_restores (tenant_id, deployment_id, snapshot_id, location, allow_non_restored_state, origin, reason)
+       VALUES ($1, $2, $3, $4, $5, 'requested', $6)
+       ON CONFLICT (deployment_id) DO UPDATE SET snapshot_id = $3, location = $4, allow_non_restored_state = $5,
+         origin = 'requested', reason = $6, requested_at = now()`,
+      [tenantId, id, r.snapshotId, r.location, r.allowNonRestoredState, r.reason.slice(0, 1000)],
+    );
+  }
+
+  /** Drops what the next run would have restored (a resume without state). */
+  async clearRestore(client: PoolClient, id: string): Promise<void> {
+    await q(client, 'clear restore', 'DELETE FROM deployment_restores WHERE deployment_id = $1', [id]);
+  }
+
+  /** Records a stop-with-savepoint in flight; false when another one is. */
+  async setPendingStop(client: PoolClient, id: string, stop: PendingStop): Promise<boolean> {
+    const rows = await q(
+      client,
+      'record stop-with-savepoint',
+      `UPDATE deployments SET pending_stop = $2, updated_at = clock_timestamp(), next_reconcile_at = now()
+       WHERE id = $1 AND (pending_stop IS NULL OR pending_stop->>'savepointId' = $2::jsonb->>'savepointId') RETURNING id`,
+      [id, JSON.stringify(stop)],
+    );
+    return rows.length > 0;
+  }
+
+  async clearPendingStop(client: PoolClient, id: string, savepointId: string): Promise<void> {
+    await q(client, 'clear stop-with-savepoint', `UPDATE deployments SET pending_stop = NULL WHERE id = $1 AND pending_stop->>'savepointId' = $2`, [id, savepointId]);
   }
 
   async runs(client: PoolClient, id: string, limit: number): Promise<DeploymentRun[]> {

@@ -11,11 +11,11 @@ import type { Principal } from '../tenancy/principal';
 import { QuotaService } from '../tenancy/quota.service';
 import { TenantDb } from '../tenancy/tenant-db';
 import { BundleReader, type DeployableBundle } from './bundle-reader';
-import type { Deployment, DeploymentRun, DeploymentStatus, DeploymentTransition } from './deployment';
+import type { Deployment, DeploymentRun, DeploymentStatus, DeploymentTransition, Parallelism, PendingUpgrade } from './deployment';
 import { newDeploymentId } from './deployment-id';
 import { DeploymentConflictProblem } from './deployment.problems';
-import { DeploymentsRepository } from './deployments.repository';
-import type { BundleRefInput, CreateDeploymentBody, PatchDeploymentBody, UpgradeDeploymentBody } from './dto/deployment-input';
+import { DeploymentsRepository, type RequestedRestore } from './deployments.repository';
+import type { BundleRefInput, CreateDeploymentBody, ParallelismInput, PatchDeploymentBody, UpgradeDeploymentBody } from './dto/deployment-input';
 import { resolveParallelism, undispatchableOperators } from './parallelism';
 import { checkpointingViolations } from '../savepoints/checkpointing-settings';
 import { bundleTopicViolations, configTopicViolations } from './topic-namespace';
@@ -85,12 +85,10 @@ export class DeploymentsService {
     const updated = await this.db.run(tenantId, async (client) => {
       const current = await this.mustFind(client, id, true);
       assertNotCancelled(current);
+      // Start fresh: drop the state kept at suspend (and any requested restore) before the resume can take it.
+      if (body.resumeMode === 'stateless') await this.deployments.clearRestore(client, id);
       if (!body.parallelism) return this.deployments.update(client, id, { desiredState: body.desiredState });
-      const bundle = await this.bundleOf(client, current.pendingUpgrade?.bundleId ?? current.bundleId);
-      const { parallelism, errors } = resolveParallelism(body.parallelism, bundle, 'parallelism', current.pendingParallelism ?? current.parallelism);
-      if (errors.length) throw new InvalidRequestProblem(errors);
-      const slots = await this.reserve(client, current, bundle, parallelism);
-      return this.deployments.update(client, id, { desiredState: body.desiredState, pendingParallelism: parallelism, slots });
+      return this.deployments.update(client, id, { desiredState: body.desiredState, ...(await this.rescaleChange(client, current, body.parallelism)) });
     });
     this.reconciler.kick();
     return updated;
@@ -100,23 +98,34 @@ export class DeploymentsService {
     const updated = await this.db.run(tenantId, async (client) => {
       const current = await this.mustFind(client, id, true);
       assertNotCancelled(current);
-      const field = body.bundleId ? 'bundleId' : 'bundle';
-      const [from, to] = [await this.bundleOf(client, current.bundleId), await this.resolveBundle(client, body.bundle, body.bundleId)];
-      const errors: InvalidParameter[] = [];
-      if (to.name !== from.name) errors.push({ in: 'body', name: field, reason: `must be a version of bundle ${from.name}, not ${to.name}` });
-      if (to.id === current.bundleId && !current.pendingUpgrade) errors.push({ in: 'body', name: field, reason: `the deployment already runs ${to.name}@${to.version}` });
-      if (body.mode !== 'stateless' && to.maxParallelism !== from.maxParallelism) {
-        errors.push({ in: 'body', name: field, reason: `declares maxParallelism ${to.maxParallelism}, but the deployment's state has ${from.maxParallelism} key groups; use mode stateless` });
+      return this.deployments.update(client, id, await this.upgradeChange(client, current, body));
+    });
+    this.reconciler.kick();
+    return updated;
+  }
+
+  /**
+   * Starts the deployment from a snapshot, in one transaction with the bundle version and parallelism it is
+   * restored into: a reconciler sees either none of it or all of it, so it never starts the restore in the old
+   * version, nor the new version without the restore. Whatever the status: a running deployment goes through
+   * UPGRADING (its run stops, the next run takes the restore), a resting one is resumed.
+   */
+  async restore(
+    tenantId: string,
+    id: string,
+    request: { bundleId?: string; parallelism?: ParallelismInput; snapshot: RequestedRestore },
+  ): Promise<Deployment> {
+    const updated = await this.db.run(tenantId, async (client) => {
+      const current = await this.mustFind(client, id, true);
+      assertNotCancelled(current);
+      let change: Parameters<DeploymentsRepository['update']>[2] = { desiredState: 'RUNNING' };
+      if (request.bundleId && request.bundleId !== (current.pendingUpgrade?.bundleId ?? current.bundleId)) {
+        change = { ...change, ...(await this.upgradeChange(client, current, { bundleId: request.bundleId, mode: 'savepoint', parallelism: request.parallelism })) };
+      } else if (request.parallelism) {
+        change = { ...change, ...(await this.rescaleChange(client, current, request.parallelism)) };
       }
-      const resolved = resolveParallelism(body.parallelism, to, 'parallelism', current.pendingParallelism ?? current.parallelism);
-      errors.push(...resolved.errors, ...bundleTopicViolations(tenantId, to.topics, field), ...undispatchableOperators(to, field));
-      if (errors.length) throw new InvalidRequestProblem(errors);
-      const slots = await this.reserve(client, current, to, resolved.parallelism);
-      return this.deployments.update(client, id, {
-        pendingUpgrade: { bundleId: to.id, mode: body.mode, requestedAt: new Date().toISOString() },
-        pendingParallelism: resolved.parallelism,
-        slots,
-      });
+      await this.deployments.requestRestore(client, tenantId, id, request.snapshot);
+      return this.deployments.update(client, id, change);
     });
     this.reconciler.kick();
     return updated;
@@ -131,6 +140,33 @@ export class DeploymentsService {
       const [runs, transitions] = [await this.deployments.runs(client, id, 100), await this.deployments.transitions(client, id, limit + 1, afterId)];
       return { runs, transitions: toPage(transitions, limit, (t) => t.id) };
     });
+  }
+
+  private async rescaleChange(client: PoolClient, current: Deployment, input: ParallelismInput): Promise<{ pendingParallelism: Parallelism; slots: number }> {
+    const bundle = await this.bundleOf(client, current.pendingUpgrade?.bundleId ?? current.bundleId);
+    const { parallelism, errors } = resolveParallelism(input, bundle, 'parallelism', current.pendingParallelism ?? current.parallelism);
+    if (errors.length) throw new InvalidRequestProblem(errors);
+    return { pendingParallelism: parallelism, slots: await this.reserve(client, current, bundle, parallelism) };
+  }
+
+  private async upgradeChange(
+    client: PoolClient,
+    current: Deployment,
+    body: Omit<UpgradeDeploymentBody, 'bundle'> & { bundle?: UpgradeDeploymentBody['bundle'] },
+  ): Promise<{ pendingUpgrade: PendingUpgrade; pendingParallelism: Parallelism; slots: number }> {
+    const field = body.bundleId ? 'bundleId' : 'bundle';
+    const [from, to] = [await this.bundleOf(client, current.bundleId), await this.resolveBundle(client, body.bundle, body.bundleId)];
+    const errors: InvalidParameter[] = [];
+    if (to.name !== from.name) errors.push({ in: 'body', name: field, reason: `must be a version of bundle ${from.name}, not ${to.name}` });
+    if (to.id === current.bundleId && !current.pendingUpgrade) errors.push({ in: 'body', name: field, reason: `the deployment already runs ${to.name}@${to.version}` });
+    if (body.mode !== 'stateless' && to.maxParallelism !== from.maxParallelism) {
+      errors.push({ in: 'body', name: field, reason: `declares maxParallelism ${to.maxParallelism}, but the deployment's state has ${from.maxParallelism} key groups; use mode stateless` });
+    }
+    const resolved = resolveParallelism(body.parallelism, to, 'parallelism', current.pendingParallelism ?? current.parallelism);
+    errors.push(...resolved.errors, ...bundleTopicViolations(current.tenantId, to.topics, field), ...undispatchableOperators(to, field));
+    if (errors.length) throw new InvalidRequestProblem(errors);
+    const slots = await this.reserve(client, current, to, resolved.parallelism);
+    return { pendingUpgrade: { bundleId: to.id, mode: body.mode, requestedAt: new Date().toISOString() }, pendingParallelism: resolved.parallelism, slots };
   }
 
   /** Checks the tenant's parallelism quota for a changed deployment; returns its new slot count. */

@@ -1,6 +1,6 @@
 import type { DeploymentRun } from '../deployments/deployment';
 import { latestCheckpointOf } from '../savepoints/restore-points';
-import { goTo, openRun, stay, type Next, type ReconcileContext } from './state-machine';
+import { describeRestore, goTo, openRun, stay, upgradeSavepointId, type Next, type ReconcileContext } from './state-machine';
 
 /**
  * The body shared by STARTING, RESCALING, RECOVERING and UPGRADING: end the run that was open when the status was
@@ -19,9 +19,12 @@ export async function driveToRunning(ctx: ReconcileContext): Promise<Next> {
       await actions.stopRun(open, 'replaced: its worker was lost'); // queued in case the worker comes back
       await actions.endRun(open, 'LOST', lostReason(job.kind, open));
     } else {
-      await actions.stopRun(open, `replaced by a new run (${deployment.status})`);
+      const savepointId = takesUpgradeSavepoint(deployment) ? upgradeSavepointId(open) : undefined;
+      await actions.stopRun(open, `replaced by a new run (${deployment.status})`, savepointId);
       if (job.kind !== 'absent') return stay(`stopping run ${open.runNo} on worker ${open.workerId}`);
       await actions.endRun(open, 'REPLACED', `stopped for ${deployment.status}`);
+      // A savepoint upgrade starts from the savepoint its stop took (else from the latest checkpoint, said so).
+      if (savepointId) await actions.keepState(open, [savepointId]);
     }
     return place(ctx);
   }
@@ -40,6 +43,7 @@ async function place(ctx: ReconcileContext): Promise<Next> {
     parallelism,
     reason: `${deployment.status}: ${deployment.statusReason}`,
     restoreFrom: restoreFromFor(deployment),
+    keptState: deployment.pendingUpgrade?.mode !== 'stateless',
   });
   if (!result.placed) return stay(result.reason);
   // Dispatched by the next step, once this placement (the run row and its worker) is committed: a crash between
@@ -53,7 +57,7 @@ async function watchNewRun(ctx: ReconcileContext, run: DeploymentRun): Promise<N
   switch (job.kind) {
     case 'running':
       await actions.markRunning(run);
-      return goTo('RUNNING', `run ${run.runNo}: ${job.subtasks} subtasks running on worker ${run.workerId}`);
+      return goTo('RUNNING', `run ${run.runNo}: ${job.subtasks} subtasks running on worker ${run.workerId}; ${describeRestore(run.restoreFrom)}`);
     case 'worker-gone':
     case 'worker-restarted': {
       const reason = lostReason(job.kind, run);
@@ -85,13 +89,19 @@ async function watchNewRun(ctx: ReconcileContext, run: DeploymentRun): Promise<N
 
 /**
  * A recovery, a rescale or a last-state upgrade continues from the job's newest usable checkpoint (the job host
- * finds it on S3, falls back past a damaged one, and starts fresh when none exists yet); other starts begin
- * without state unless the tenant asked for a savepoint restore (placeRun takes that request first).
+ * finds it on S3, falls back past a damaged one, and starts fresh when none exists yet); so does a savepoint
+ * upgrade whose old run could not take its savepoint (its worker was lost). Other starts begin without state
+ * unless a restore is pending (placeRun takes it first: one the tenant requested, or the state kept at a stop).
  */
 function restoreFromFor(deployment: ReconcileContext['deployment']): DeploymentRun['restoreFrom'] {
-  const lastState = deployment.status === 'UPGRADING' && deployment.pendingUpgrade?.mode === 'last-state';
-  if (deployment.status !== 'RECOVERING' && deployment.status !== 'RESCALING' && !lastState) return null;
-  return latestCheckpointOf(deployment.tenantId, deployment.id);
+  const mode = deployment.status === 'UPGRADING' ? deployment.pendingUpgrade?.mode : undefined;
+  const latest = deployment.status === 'RECOVERING' || deployment.status === 'RESCALING' || mode === 'last-state' || mode === 'savepoint';
+  return latest ? latestCheckpointOf(deployment.tenantId, deployment.id) : null;
+}
+
+/** A savepoint upgrade stops the old run with a savepoint, unless the tenant named the savepoint to restore. */
+function takesUpgradeSavepoint(deployment: ReconcileContext['deployment']): boolean {
+  return deployment.status === 'UPGRADING' && deployment.pendingUpgrade?.mode === 'savepoint' && deployment.pendingRestore?.origin !== 'requested';
 }
 
 function lostReason(kind: 'worker-gone' | 'worker-restarted', run: DeploymentRun): string {

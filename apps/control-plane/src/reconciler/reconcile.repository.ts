@@ -91,16 +91,45 @@ export class ReconcileRepository {
     return toRun(rows[0]);
   }
 
-  /** The restore a tenant requested for the next run (a savepoint), removed as it is taken; null when none. */
-  async takeRequestedRestore(client: PoolClient, deploymentId: string): Promise<DeploymentRun['restoreFrom']> {
-    const rows = await q<{ snapshot_id: string; location: string; allow_non_restored_state: boolean }>(
+  /**
+   * The restore pending for the next run (a savepoint the tenant requested, or the state kept when it stopped),
+   * removed as it is taken; null when none.
+   */
+  async takeRestore(client: PoolClient, deploymentId: string): Promise<{ origin: 'requested' | 'kept'; restore: NonNullable<DeploymentRun['restoreFrom']> } | null> {
+    const rows = await q<{ snapshot_id: string; location: string; allow_non_restored_state: boolean; origin: 'requested' | 'kept' }>(
       client,
-      'take requested restore',
-      'DELETE FROM deployment_restores WHERE deployment_id = $1 RETURNING snapshot_id, location, allow_non_restored_state',
+      'take restore',
+      'DELETE FROM deployment_restores WHERE deployment_id = $1 RETURNING snapshot_id, location, allow_non_restored_state, origin',
       [deploymentId],
     );
     const r = rows[0];
-    return r ? { snapshotId: r.snapshot_id, location: r.location, ...(r.allow_non_restored_state ? { allowNonRestoredState: true } : {}) } : null;
+    if (!r) return null;
+    return {
+      origin: r.origin,
+      restore: { snapshotId: r.snapshot_id, location: r.location, ...(r.allow_non_restored_state ? { allowNonRestoredState: true } : {}) },
+    };
+  }
+
+  /** Keeps a stopped job's state for its next run; a restore the tenant requested stays as it is. */
+  async keepRestore(client: PoolClient, d: Deployment, kept: { snapshotId: string; location: string; reason: string }): Promise<void> {
+    await q(
+      client,
+      'keep state for the next run',
+      `INSERT INTO deployment_restores (tenant_id, deployment_id, snapshot_id, location, origin, reason)
+       VALUES ($1, $2, $3, $4, 'kept', $5)
+       ON CONFLICT (deployment_id) DO UPDATE SET snapshot_id = $3, location = $4, reason = $5, allow_non_restored_state = false, requested_at = now()
+       WHERE deployment_restores.origin = 'kept'`,
+      [d.tenantId, d.id, kept.snapshotId, kept.location, kept.reason.slice(0, 1000)],
+    );
+  }
+
+  /** A stop-with-savepoint completed: the tenant's intent (stop) becomes the desired state. */
+  async suspendAfterStop(client: PoolClient, id: string): Promise<void> {
+    await q(client, 'suspend after stop-with-savepoint', `UPDATE deployments SET desired_state = 'SUSPENDED', pending_stop = NULL WHERE id = $1 AND desired_state = 'RUNNING'`, [id]);
+  }
+
+  async clearPendingStop(client: PoolClient, id: string, savepointId: string): Promise<void> {
+    await q(client, 'clear stop-with-savepoint', `UPDATE deployments SET pending_stop = NULL WHERE id = $1 AND pending_stop->>'savepointId' = $2`, [id, savepointId]);
   }
 
   /** Sets one timestamp of a run once (dispatched, running, stop sent); true when this call set it. */
@@ -146,7 +175,9 @@ export class ReconcileRepository {
       'transition deployment',
       `WITH t AS (SELECT clock_timestamp() AS at),
        moved AS (
-         UPDATE deployments SET status = $2, status_reason = $3, status_changed_at = (SELECT at FROM t), updated_at = now()
+         UPDATE deployments SET status = $2, status_reason = $3, status_changed_at = (SELECT at FROM t), updated_at = now(),
+           -- A stop-with-savepoint concerns the run it was sent to: gone once the deployment leaves it.
+           pending_stop = CASE WHEN $2 IN ('RUNNING', 'STOPPING') THEN pending_stop END
          WHERE id = $1 RETURNING tenant_id, id, run_no)
        INSERT INTO deployment_transitions (tenant_id, deployment_id, from_status, to_status, reason, run_no, at)
        SELECT tenant_id, id, $4, $2, $3, NULLIF(run_no, 0), (SELECT at FROM t) FROM moved

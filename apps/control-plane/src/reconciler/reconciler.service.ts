@@ -8,9 +8,11 @@ import { DeploymentStatusPublisher } from '../deployments/deployment-status.publ
 import { PG_POOL } from '../infrastructure/tokens';
 import { CommandGateway } from '../placement/command-gateway';
 import { FleetRepository } from '../placement/fleet.repository';
+import { SavepointCommands } from '../savepoints/savepoint-commands';
 import { observeJob } from './job-observation';
 import { ReconcileRepository } from './reconcile.repository';
 import { recheckAfter, timingFor, type ReconcileTiming } from './reconcile-timing';
+import { SnapshotProbe } from './snapshot-probe';
 import { STATE_HANDLERS } from './states';
 import type { Next } from './state-machine';
 import { TransactionActions } from './transaction-actions';
@@ -48,6 +50,8 @@ export class Reconciler implements OnApplicationBootstrap, OnModuleDestroy {
     private readonly fleet: FleetRepository,
     private readonly gateway: CommandGateway,
     private readonly publisher: DeploymentStatusPublisher,
+    private readonly savepointCommands: SavepointCommands,
+    private readonly snapshots: SnapshotProbe,
   ) {
     this.timing = timingFor(config.WEIR_WORKER_HEARTBEAT_MS);
     this.installation = config.WEIR_QUEUE_PREFIX;
@@ -115,6 +119,8 @@ export class Reconciler implements OnApplicationBootstrap, OnModuleDestroy {
         bundles: this.bundles,
         fleet: this.fleet,
         gateway: this.gateway,
+        savepointCommands: this.savepointCommands,
+        snapshots: this.snapshots,
       });
       const next: Next = await STATE_HANDLERS[deployment.status]({
         deployment,

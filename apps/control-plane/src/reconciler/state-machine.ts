@@ -22,18 +22,27 @@ export type PlaceResult =
  * go out before commit; their deterministic idempotency keys make a resend after a crash harmless).
  */
 export interface ReconcileActions {
-  /** Chooses a worker and records run `runNo + 1` for the deployment's current (or pending) bundle and parallelism. */
+  /**
+   * Chooses a worker and records run `runNo + 1` for the deployment's current (or pending) bundle and parallelism.
+   * A restore pending on the deployment wins over `restoreFrom` (a requested one always; a kept one unless
+   * `keptState` is false) and is taken by this placement.
+   */
   placeRun(options: {
     readonly bundleId: string;
     readonly parallelism: Parallelism;
     readonly reason: string;
     /** Where the run's state comes from (a checkpoint or savepoint); absent: it starts without state. */
     readonly restoreFrom?: DeploymentRun['restoreFrom'];
+    /** False: drop the state kept when the deployment stopped (a stateless upgrade). */
+    readonly keptState?: boolean;
   }): Promise<PlaceResult>;
   /** Sends run-subtasks for the run, once (records dispatched_at). */
   dispatchRun(run: DeploymentRun): Promise<void>;
-  /** Sends stop-subtasks for the run, once (records stop_sent_at). */
-  stopRun(run: DeploymentRun, reason: string): Promise<void>;
+  /**
+   * Sends stop-subtasks for the run, once (records stop_sent_at). With `savepointId`: stop with that savepoint,
+   * falling back to a plain stop on the worker when it cannot be taken.
+   */
+  stopRun(run: DeploymentRun, reason: string, savepointId?: string): Promise<void>;
   markRunning(run: DeploymentRun): Promise<void>;
   endRun(run: DeploymentRun, outcome: RunOutcome, reason: string): Promise<void>;
   /** The worker's reason for refusing the run command for good, if it did. */
@@ -42,6 +51,20 @@ export interface ReconcileActions {
   adoptPendingUpgrade(): Promise<void>;
   /** Makes the pending parallelism the deployment's parallelism. */
   adoptPendingParallelism(): Promise<void>;
+  /**
+   * Keeps the stopped job's state for its next run: the first of `savepointIds` found on S3, else the job's latest
+   * checkpoint (the reason says why no savepoint). Never replaces a restore the tenant requested. Returns what was
+   * kept, in words, for the transition's reason.
+   */
+  keepState(run: DeploymentRun | null, savepointIds: readonly string[], whyNoSavepoint?: string): Promise<string>;
+  /** The savepoint's manifest key when it is on S3 (complete), else null. */
+  savepointTaken(savepointId: string): Promise<string | null>;
+  /** Why the worker refused the tenant's take-savepoint command for this run, if it did. */
+  savepointRefused(run: DeploymentRun, savepointId: string): Promise<string | null>;
+  /** The tenant's stop-with-savepoint completed: the desired state becomes SUSPENDED. */
+  suspendAfterStop(): Promise<void>;
+  /** Forgets a stop-with-savepoint in flight (its savepoint failed). */
+  clearPendingStop(savepointId: string): Promise<void>;
 }
 
 /** Everything a state handler sees: the deployment, its latest run, that run's worker as last heard, and the clock. */
@@ -60,3 +83,15 @@ export interface ReconcileContext {
 export type StateHandler = (ctx: ReconcileContext) => Promise<Next>;
 
 export const openRun = (ctx: ReconcileContext): DeploymentRun | null => (ctx.run && !ctx.run.endedAt ? ctx.run : null);
+
+/** The savepoint id of the stop that suspends a run (deterministic, so a resent stop takes the same one). */
+export const suspendSavepointId = (run: DeploymentRun): string => `suspend-run-${run.runNo}`;
+/** The savepoint id of the stop before a savepoint upgrade. */
+export const upgradeSavepointId = (run: DeploymentRun): string => `upgrade-run-${run.runNo}`;
+
+/** A run's start, in words: which snapshot it restored, or none. */
+export function describeRestore(restore: DeploymentRun['restoreFrom']): string {
+  if (!restore) return 'started without state';
+  if (restore.snapshotId === 'latest') return "restored the job's latest usable checkpoint";
+  return `restored savepoint ${restore.snapshotId}`;
+}

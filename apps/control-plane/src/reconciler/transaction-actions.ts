@@ -1,11 +1,14 @@
 import type { PoolClient } from '@weir/db';
 import type { BundleReader } from '../deployments/bundle-reader';
 import type { Deployment, DeploymentRun, Parallelism, RunOutcome } from '../deployments/deployment';
-import type { CommandGateway } from '../placement/command-gateway';
+import { stopCommandKey, type CommandGateway } from '../placement/command-gateway';
 import type { FleetRepository } from '../placement/fleet.repository';
 import { chooseWorker } from '../placement/placement';
 import { planSubtasks, slotsFor } from '../placement/subtask-plan';
+import { jobPrefix, LATEST_CHECKPOINT, savepointManifestKey } from '../savepoints/restore-points';
+import { savepointCommandKey, type SavepointCommands } from '../savepoints/savepoint-commands';
 import type { ReconcileRepository } from './reconcile.repository';
+import type { SnapshotProbe } from './snapshot-probe';
 import type { PlaceResult, ReconcileActions } from './state-machine';
 
 export interface ActionDeps {
@@ -13,6 +16,8 @@ export interface ActionDeps {
   readonly bundles: BundleReader;
   readonly fleet: FleetRepository;
   readonly gateway: CommandGateway;
+  readonly savepointCommands: SavepointCommands;
+  readonly snapshots: SnapshotProbe;
 }
 
 /**
@@ -27,7 +32,13 @@ export class TransactionActions implements ReconcileActions {
     private readonly deps: ActionDeps,
   ) {}
 
-  async placeRun(options: { bundleId: string; parallelism: Parallelism; reason: string; restoreFrom?: DeploymentRun['restoreFrom'] }): Promise<PlaceResult> {
+  async placeRun(options: {
+    bundleId: string;
+    parallelism: Parallelism;
+    reason: string;
+    restoreFrom?: DeploymentRun['restoreFrom'];
+    keptState?: boolean;
+  }): Promise<PlaceResult> {
     const bundle = await this.deps.bundles.byId(this.client, options.bundleId);
     if (!bundle) return { placed: false, reason: `bundle ${options.bundleId} is gone` };
     const slots = slotsFor(bundle, options.parallelism);
@@ -36,14 +47,17 @@ export class TransactionActions implements ReconcileActions {
     if (!choice) {
       return { placed: false, reason: `waiting for a live worker with ${slots} free slot${slots === 1 ? '' : 's'} (${workers.length} alive)` };
     }
+    // A restore the tenant asked for (a savepoint), or the state kept when the deployment stopped, wins over the
+    // status's default (the latest checkpoint, or none); taken either way, so no later run restores it again.
+    const pending = await this.deps.repository.takeRestore(this.client, this.deployment.id);
+    const usable = pending && (pending.origin === 'requested' || options.keptState !== false) ? pending.restore : null;
     const run = await this.deps.repository.insertRun(this.client, this.deployment, {
       workerId: choice.workerId,
       bundleId: bundle.id,
       subtasks: planSubtasks(bundle, options.parallelism),
       slots,
       reason: options.reason,
-      // A restore the tenant asked for (a savepoint) wins over the status's default (the latest checkpoint).
-      restoreFrom: (await this.deps.repository.takeRequestedRestore(this.client, this.deployment.id)) ?? options.restoreFrom ?? null,
+      restoreFrom: usable ?? options.restoreFrom ?? null,
     });
     return { placed: true, run };
   }
@@ -56,9 +70,14 @@ export class TransactionActions implements ReconcileActions {
     await this.deps.repository.stampRun(this.client, run, 'dispatched_at');
   }
 
-  async stopRun(run: DeploymentRun, reason: string): Promise<void> {
+  async stopRun(run: DeploymentRun, reason: string, savepointId?: string): Promise<void> {
     if (run.stopSentAt || run.endedAt) return;
-    await this.deps.gateway.sendStop(this.deployment, run, reason);
+    if (savepointId) {
+      const savepoint = { snapshotId: savepointId, location: savepointManifestKey(this.deployment.tenantId, this.deployment.id, savepointId) };
+      await this.deps.savepointCommands.sendStop(run, this.deployment, savepoint, reason);
+    } else {
+      await this.deps.gateway.sendStop(this.deployment, run, reason);
+    }
     await this.deps.repository.stampRun(this.client, run, 'stop_sent_at');
   }
 
@@ -80,5 +99,42 @@ export class TransactionActions implements ReconcileActions {
 
   adoptPendingParallelism(): Promise<void> {
     return this.deps.repository.adoptPendingParallelism(this.client, this.deployment.id);
+  }
+
+  async keepState(run: DeploymentRun | null, savepointIds: readonly string[], whyNoSavepoint?: string): Promise<string> {
+    const d = this.deployment;
+    for (const id of savepointIds) {
+      const savepoint = await this.deps.snapshots.savepoint(d.tenantId, d.id, id);
+      if (!savepoint) continue;
+      const reason = `savepoint ${id} (checkpoint ${savepoint.manifest.checkpointId}, taken as run ${run?.runNo ?? '?'} stopped)`;
+      await this.deps.repository.keepRestore(this.client, d, { snapshotId: id, location: savepoint.key, reason });
+      return `a resume restores ${reason}`;
+    }
+    let why = whyNoSavepoint;
+    if (!why && run && savepointIds.length > 0) {
+      const refused = await this.deps.snapshots.commandFailure(run.workerId, stopCommandKey(d.id, run.runNo));
+      why = refused ?? `savepoint ${savepointIds.at(-1)} was not taken`;
+    }
+    const latest = await this.deps.snapshots.latestCheckpointId(d.tenantId, d.id);
+    const which = latest === null ? 'none exists yet: it starts without state' : latest === undefined ? 'S3 did not say which' : `checkpoint ${latest} as it stopped`;
+    const reason = `the job's latest usable checkpoint (${which})${why ? `; ${why}` : ''}`;
+    await this.deps.repository.keepRestore(this.client, d, { snapshotId: LATEST_CHECKPOINT, location: jobPrefix(d.tenantId, d.id), reason });
+    return `a resume restores ${reason}`;
+  }
+
+  async savepointTaken(savepointId: string): Promise<string | null> {
+    return (await this.deps.snapshots.savepoint(this.deployment.tenantId, this.deployment.id, savepointId))?.key ?? null;
+  }
+
+  savepointRefused(run: DeploymentRun, savepointId: string): Promise<string | null> {
+    return this.deps.snapshots.commandFailure(run.workerId, savepointCommandKey(this.deployment.id, savepointId));
+  }
+
+  suspendAfterStop(): Promise<void> {
+    return this.deps.repository.suspendAfterStop(this.client, this.deployment.id);
+  }
+
+  clearPendingStop(savepointId: string): Promise<void> {
+    return this.deps.repository.clearPendingStop(this.client, this.deployment.id, savepointId);
   }
 }

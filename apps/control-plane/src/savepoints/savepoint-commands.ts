@@ -4,6 +4,7 @@ import { createCommandDispatcher, workerCommandsQueue, type CommandDispatcher } 
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { WEIR_CONFIG } from '../control-plane-options';
+import { stopCommandKey } from '../placement/command-gateway';
 
 const TIMEOUT_MS = 5_000;
 
@@ -39,6 +40,40 @@ export class SavepointCommands implements OnModuleDestroy {
         stop,
       }),
     );
+  }
+
+  /**
+   * Stop-with-savepoint for a run the reconciler stops toward SUSPENDED (the same idempotency key as a plain stop
+   * of that run, so only one of them is ever applied). The worker stops the job either way: with the savepoint
+   * when it can be taken, else without it, and then rejects the command with the savepoint's failure.
+   */
+  async sendStop(
+    run: { workerId: string; runNo: number; subtasks: readonly { operatorId: string; subtask: number }[] },
+    deployment: { tenantId: string; id: string },
+    savepoint: { snapshotId: string; location: string },
+    reason: string,
+  ): Promise<void> {
+    this.dispatcher ??= createCommandDispatcher(this.config);
+    await bounded(
+      this.dispatcher.send(run.workerId, {
+        v: 1,
+        type: 'stop-subtasks',
+        idempotencyKey: stopCommandKey(deployment.id, run.runNo),
+        issuedAt: Date.now(),
+        tenantId: deployment.tenantId,
+        jobId: deployment.id,
+        subtasks: run.subtasks.map((s) => ({ operatorId: s.operatorId, subtask: s.subtask })),
+        savepoint,
+        reason: reason.slice(0, 500),
+      }),
+    );
+  }
+
+  /** Why the worker rejected a command for good, or null (also when it succeeded, runs, or is unknown). */
+  async failureOf(workerId: string, commandKey: string): Promise<string | null> {
+    const job = await bounded(this.queue(workerId).getJob(commandKey));
+    if (!job || !job.finishedOn || !job.failedReason) return null;
+    return (await bounded(job.isFailed())) ? job.failedReason : null;
   }
 
   /** PENDING while the command is queued or running; FAILED with the worker's reason; UNKNOWN when none is pending. */

@@ -2,7 +2,6 @@ import { Module } from '@nestjs/common';
 import { BundleReader } from '../deployments/bundle-reader';
 import { DeploymentsModule } from '../deployments/deployments.module';
 import { DeploymentsRepository } from '../deployments/deployments.repository';
-import { SavepointCommands } from './savepoint-commands';
 import { SavepointsController } from './savepoints.controller';
 import { SavepointsService } from './savepoints.service';
 
@@ -10,6 +9,7 @@ import { SavepointsService } from './savepoints.service';
 @Module({
   imports: [DeploymentsModule],
   controllers: [SavepointsController],
-  providers: [SavepointsService, SavepointCommands, DeploymentsRepository, BundleReader],
+  // SavepointCommands comes from DeploymentsModule (the reconciler sends stop-with-savepoint through it too).
+  providers: [SavepointsService, DeploymentsRepository, BundleReader],
 })
 export class SavepointsModule {}

@@ -4,6 +4,7 @@ import type { BlobStore } from '@weir/blob';
 import { CheckpointStore, checkRestore, type CompletedCheckpoint, type RestoreCheck } from '@weir/checkpoint';
 import { BundleReader } from '../deployments/bundle-reader';
 import type { Deployment } from '../deployments/deployment';
+import { DeploymentConflictProblem } from '../deployments/deployment.problems';
 import { DeploymentsRepository } from '../deployments/deployments.repository';
 import { DeploymentsService } from '../deployments/deployments.service';
 import { BLOB_STORE } from '../infrastructure/tokens';
@@ -59,21 +60,37 @@ export class SavepointsService {
     this.store = new CheckpointStore(blob);
   }
 
+  /**
+   * Takes a savepoint; with `stop`, stop-with-savepoint: the worker stops the job only once the savepoint is on S3,
+   * and the reconciler makes the desired state SUSPENDED only then (it reads the pending stop recorded here). A
+   * savepoint that fails is FAILED on this resource, and the deployment keeps running.
+   */
   async trigger(tenantId: string, deploymentId: string, request: { savepointId?: string; stop?: boolean }): Promise<SavepointStatus> {
     const savepointId = request.savepointId ?? `sp-${randomUUID()}`;
-    const { deployment, workerId } = await this.db.run(tenantId, async (client) => {
+    const { deployment, run } = await this.db.run(tenantId, async (client) => {
       const d = await this.mustFind(client, deploymentId);
-      const run = (await this.deployments.runs(client, deploymentId, 1))[0];
-      return { deployment: d, workerId: run && !run.endedAt && run.runningAt ? run.workerId : null };
+      const latest = (await this.deployments.runs(client, deploymentId, 1))[0];
+      return { deployment: d, run: latest && !latest.endedAt && latest.runningAt ? latest : null };
     });
     const existing = await this.store.savepoint(scopeOf(deployment), savepointId);
     if (existing) return completed(existing);
-    if (!workerId || deployment.status !== 'RUNNING') {
+    if (!run || deployment.status !== 'RUNNING' || deployment.desiredState !== 'RUNNING') {
       throw new DeploymentNotRunningProblem(`deployment ${deploymentId} is ${deployment.status}: a savepoint needs the job running`);
     }
-    await this.commands.send(workerId, tenantId, deploymentId, savepointId, request.stop ?? false);
-    // Commands run in order on the worker: the savepoint (and its stop) happens before the reconciler's stop.
-    if (request.stop) await this.deploymentsService.patch(tenantId, deploymentId, { desiredState: 'SUSPENDED' });
+    if (request.stop) {
+      // Recorded before the command goes out: the reconciler must know the job's exit is this stop, not its end.
+      const stop = { savepointId, runNo: run.runNo, requestedAt: new Date().toISOString() };
+      const recorded = await this.db.run(tenantId, (client) => this.deployments.setPendingStop(client, deploymentId, stop));
+      if (!recorded) {
+        throw new DeploymentConflictProblem(`deployment ${deploymentId} has a stop-with-savepoint in flight (${deployment.pendingStop?.savepointId}); wait for it`);
+      }
+    }
+    try {
+      await this.commands.send(run.workerId, tenantId, deploymentId, savepointId, request.stop ?? false);
+    } catch (err) {
+      if (request.stop) await this.db.run(tenantId, (client) => this.deployments.clearPendingStop(client, deploymentId, savepointId));
+      throw err;
+    }
     return { savepointId, state: 'PENDING', failureReason: null, savepoint: null };
   }
 
@@ -120,10 +137,10 @@ export class SavepointsService {
   }
 
   /**
-   * Starts a SUSPENDED deployment from a savepoint, optionally in another bundle version and at another
-   * parallelism. The dry run decides first: unreadable state is refused, dropped state too unless allowed. The
-   * bundle and parallelism go through the deployments service (validation, quotas); the restore is recorded for
-   * the next run placed (the reconciler takes it in the placement's transaction); then the desired state is RUNNING.
+   * Starts the deployment from a savepoint, optionally in another bundle version and at another parallelism,
+   * whatever its status: a running deployment stops and starts again from it (UPGRADING), a resting one resumes
+   * from it. The dry run decides first: unreadable state is refused, dropped state too unless allowed. The bundle,
+   * parallelism, restore and desired state RUNNING are one change (DeploymentsService.restore: validation, quotas).
    */
   async restore(tenantId: string, deploymentId: string, savepointId: string, body: RestoreSavepointBody): Promise<Deployment> {
     const { deployment, bundle } = await this.db.run(tenantId, async (client) => {
@@ -131,10 +148,8 @@ export class SavepointsService {
       return { deployment: d, bundle: await this.bundles.byId(client, body.bundleId ?? d.pendingUpgrade?.bundleId ?? d.bundleId) };
     });
     if (!bundle) throw new InvalidRequestProblem([{ in: 'body', name: 'bundleId', reason: `no bundle ${JSON.stringify(body.bundleId)}` }]);
-    if (deployment.status !== 'SUSPENDED') {
-      throw new DeploymentNotRunningProblem(
-        `deployment ${deploymentId} is ${deployment.status}: restore a SUSPENDED deployment (stop it with a savepoint first)`,
-      );
+    if (deployment.desiredState === 'CANCELLED') {
+      throw new DeploymentConflictProblem(`deployment ${deploymentId} is cancelled; create a new deployment and restore the savepoint there`);
     }
     const savepoint = await this.store.savepoint(scopeOf(deployment), savepointId);
     if (!savepoint) throw new NotFoundProblem('Savepoint', savepointId);
@@ -143,25 +158,16 @@ export class SavepointsService {
       const hint = check.unreadable.length === 0 ? ' (allowNonRestoredState: true drops it)' : '';
       throw new SavepointIncompatibleProblem(`${explain(check, savepointId)}${hint}`);
     }
-    await this.db.run(tenantId, (client) =>
-      client.query(
-        `INSERT INTO deployment_restores (tenant_id, deployment_id, snapshot_id, location, allow_non_restored_state)
-         VALUES ($1, $2, $3, $4, $5)
-         ON CONFLICT (deployment_id) DO UPDATE SET snapshot_id = $3, location = $4, allow_non_restored_state = $5, requested_at = now()`,
-        [tenantId, deploymentId, savepointId, savepoint.key, body.allowNonRestoredState ?? false],
-      ),
-    );
-    try {
-      if (body.bundleId && body.bundleId !== deployment.bundleId) {
-        await this.deploymentsService.upgrade(tenantId, deploymentId, { bundleId: body.bundleId, mode: 'savepoint', parallelism: body.parallelism });
-      } else if (body.parallelism) {
-        await this.deploymentsService.patch(tenantId, deploymentId, { parallelism: body.parallelism });
-      }
-    } catch (err) {
-      await this.db.run(tenantId, (client) => client.query('DELETE FROM deployment_restores WHERE deployment_id = $1', [deploymentId]));
-      throw err;
-    }
-    return this.deploymentsService.patch(tenantId, deploymentId, { desiredState: 'RUNNING' });
+    return this.deploymentsService.restore(tenantId, deploymentId, {
+      bundleId: body.bundleId,
+      parallelism: body.parallelism,
+      snapshot: {
+        snapshotId: savepointId,
+        location: savepoint.key,
+        allowNonRestoredState: body.allowNonRestoredState ?? false,
+        reason: `savepoint ${savepointId} (checkpoint ${savepoint.manifest.checkpointId})`,
+      },
+    });
   }
 
   private async mustFind(client: Parameters<DeploymentsRepository['find']>[0], id: string): Promise<Deployment> {

@@ -66,14 +66,28 @@ export class JobSupervisor {
     this.applied.add(command.idempotencyKey);
   }
 
+  /**
+   * Stops a job. With `savepoint` (a suspend, an upgrade): the savepoint first; when it cannot be taken the job
+   * stops all the same (the control plane keeps its latest checkpoint instead) and the command is then rejected
+   * with the savepoint's failure, which the control plane reads back as the reason. The tenant's own
+   * stop-with-savepoint, which must not stop without its savepoint, is take-savepoint with `stop`.
+   */
   async stop(command: StopSubtasks): Promise<void> {
     if (this.applied.has(command.idempotencyKey)) return;
     const key = jobKey(command.tenantId, command.jobId);
-    // Stop-with-savepoint: the job stops only once the savepoint is on S3 (a failure leaves it running, rejected).
-    if (command.savepoint) await this.jobs.get(key)?.stopWithSavepoint(command.savepoint.snapshotId);
-    else await this.jobs.get(key)?.stop();
+    const job = this.jobs.get(key);
+    let savepointFailure: string | undefined;
+    if (job && command.savepoint) {
+      try {
+        await job.stopWithSavepoint(command.savepoint.snapshotId);
+      } catch (err) {
+        savepointFailure = (err as Error).message;
+      }
+    }
+    await job?.stop();
     this.jobs.delete(key);
     this.applied.add(command.idempotencyKey);
+    if (savepointFailure) throw new CommandRejectedError(`${savepointFailure}; stopped without it`);
   }
 
   /**

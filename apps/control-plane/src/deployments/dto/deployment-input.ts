@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { pageQueryShape } from '../../pagination/page-query';
-import { DEPLOYMENT_STATUSES, DESIRED_STATES, UPGRADE_MODES } from '../deployment';
+import { DEPLOYMENT_STATUSES, DESIRED_STATES, RESUME_MODES, UPGRADE_MODES } from '../deployment';
 
 const MAX_PARALLELISM = 32768;
 const parallelismValue = z
@@ -57,9 +57,13 @@ export const patchDeploymentBody = z.strictObject(
   {
     desiredState: z.enum(DESIRED_STATES, { error: `must be one of ${DESIRED_STATES.join(', ')}` }).optional(),
     parallelism: parallelismInput.optional(),
+    /** With desiredState RUNNING: restore the state kept at suspend (default) or start without it. */
+    resumeMode: z.enum(RESUME_MODES, { error: `must be one of ${RESUME_MODES.join(', ')}` }).optional(),
   },
   { error: 'must be a JSON object' },
-).refine((b) => b.desiredState !== undefined || b.parallelism !== undefined, { message: 'give desiredState or parallelism', path: ['desiredState'] });
+)
+  .refine((b) => b.desiredState !== undefined || b.parallelism !== undefined, { message: 'give desiredState or parallelism', path: ['desiredState'] })
+  .refine((b) => b.resumeMode === undefined || b.desiredState === 'RUNNING', { message: 'applies to desiredState RUNNING only', path: ['resumeMode'] });
 export type PatchDeploymentBody = z.infer<typeof patchDeploymentBody>;
 
 export const upgradeDeploymentBody = z.strictObject(

@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { DEPLOYMENT_STATUSES, DESIRED_STATES, RUN_OUTCOMES, UPGRADE_MODES, type Deployment, type DeploymentRun, type DeploymentTransition } from '../deployment';
+import { DEPLOYMENT_STATUSES, DESIRED_STATES, RESUME_MODES, RUN_OUTCOMES, UPGRADE_MODES, type Deployment, type DeploymentRun, type DeploymentTransition } from '../deployment';
 
 export class ParallelismDto {
   @ApiProperty({ minimum: 1, description: 'Parallelism of operators not named in `operators`' }) default!: number;
@@ -23,6 +23,13 @@ export class PendingUpgradeDto {
   @ApiProperty({ format: 'date-time' }) requestedAt!: string;
 }
 
+export class PendingRestoreDto {
+  @ApiProperty({ description: 'A savepoint id, or "latest": the newest usable checkpoint' }) snapshotId!: string;
+  @ApiProperty({ enum: ['requested', 'kept'], description: 'requested: a savepoint restore the tenant asked for; kept: the state kept when the deployment stopped' })
+  origin!: string;
+  @ApiProperty({ description: 'What will be restored, in words' }) reason!: string;
+}
+
 export class DeploymentDto {
   @ApiProperty({ example: 'd0193a1b2c3d4e5f6a7b8c9d0' }) id!: string;
   @ApiProperty() name!: string;
@@ -34,6 +41,14 @@ export class DeploymentDto {
   @ApiProperty({ description: 'Why the deployment is in its status, or what it waits for' }) statusReason!: string;
   @ApiProperty({ type: PendingUpgradeDto, nullable: true }) pendingUpgrade!: PendingUpgradeDto | null;
   @ApiProperty({ type: ParallelismDto, nullable: true }) pendingParallelism!: ParallelismDto | null;
+  @ApiProperty({
+    type: PendingRestoreDto,
+    nullable: true,
+    description: 'What the next run starts from (a resume, a requested restore); null: the status decides (a fresh start, or the latest checkpoint for a recovery)',
+  })
+  pendingRestore!: PendingRestoreDto | null;
+  @ApiProperty({ type: String, nullable: true, description: 'The savepoint of a stop-with-savepoint in flight: the desired state becomes SUSPENDED once it is taken' })
+  pendingStopSavepointId!: string | null;
   @ApiProperty({ description: 'Number of the latest run; 0 before the first start' }) runNo!: number;
   @ApiProperty({ format: 'date-time' }) createdAt!: string;
   @ApiProperty({ format: 'date-time' }) updatedAt!: string;
@@ -51,6 +66,8 @@ export class DeploymentDto {
       statusReason: d.statusReason,
       pendingUpgrade: d.pendingUpgrade,
       pendingParallelism: d.pendingParallelism,
+      pendingRestore: d.pendingRestore ? { snapshotId: d.pendingRestore.snapshotId, origin: d.pendingRestore.origin, reason: d.pendingRestore.reason } : null,
+      pendingStopSavepointId: d.pendingStop?.savepointId ?? null,
       runNo: d.runNo,
       createdAt: d.createdAt.toISOString(),
       updatedAt: d.updatedAt.toISOString(),
@@ -141,6 +158,12 @@ export class CreateDeploymentRequestDto {
 export class PatchDeploymentRequestDto {
   @ApiPropertyOptional({ enum: DESIRED_STATES, description: 'CANCELLED is final' }) desiredState?: string;
   @ApiPropertyOptional({ description: 'A new parallelism: the deployment goes through RESCALING' }) parallelism?: Partial<ParallelismDto>;
+  @ApiPropertyOptional({
+    enum: RESUME_MODES,
+    default: 'last-state',
+    description: 'With desiredState RUNNING: last-state restores what the deployment kept when it stopped (its suspend savepoint, else its latest checkpoint); stateless starts without state (the kept savepoint stays listed)',
+  })
+  resumeMode?: string;
 }
 
 export class UpgradeDeploymentRequestDto {
@@ -149,7 +172,8 @@ export class UpgradeDeploymentRequestDto {
   @ApiPropertyOptional() bundleId?: string;
   @ApiProperty({
     enum: UPGRADE_MODES,
-    description: 'last-state restores the latest checkpoint; savepoint starts from a requested savepoint restore (or without state); stateless starts without state. The transition reason says which',
+    description:
+      'last-state restores the latest checkpoint (or the state kept at suspend); savepoint starts from a requested savepoint restore, else the savepoint kept at suspend (or without state); stateless starts without state. The transition reason says which',
   })
   mode!: string;
   @ApiPropertyOptional({ description: 'Parallelism for the new version (default: keep the current one)' }) parallelism?: Partial<ParallelismDto>;

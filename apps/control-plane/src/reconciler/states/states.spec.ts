@@ -20,6 +20,8 @@ function deployment(overrides: Partial<Deployment> = {}): Deployment {
     statusReason: 'created',
     pendingUpgrade: null,
     pendingParallelism: null,
+    pendingRestore: null,
+    pendingStop: null,
     runNo: 0,
     createdAt: T0,
     updatedAt: T0,
@@ -54,15 +56,19 @@ class FakeActions implements ReconcileActions {
   readonly calls: string[] = [];
   placeResult: PlaceResult = { placed: true, run: run({ runNo: 2, workerId: 'w2', placedAt: later(5_000), dispatchedAt: null }) };
   refused: string | null = null;
-  async placeRun(o: { bundleId: string; parallelism: Parallelism }) {
-    this.calls.push(`place ${o.bundleId} p${o.parallelism.default}`);
+  /** Savepoints on "S3", and the worker's refusals of take-savepoint commands. */
+  savepoints = new Set<string>();
+  savepointFailure: string | null = null;
+  async placeRun(o: { bundleId: string; parallelism: Parallelism; restoreFrom?: DeploymentRun['restoreFrom']; keptState?: boolean }) {
+    const state = o.keptState === false ? ' no-kept' : '';
+    this.calls.push(`place ${o.bundleId} p${o.parallelism.default}${o.restoreFrom ? ` from ${o.restoreFrom.snapshotId}` : ''}${state}`);
     return this.placeResult;
   }
   async dispatchRun(r: DeploymentRun) {
     if (!r.dispatchedAt) this.calls.push(`dispatch ${r.runNo}`);
   }
-  async stopRun(r: DeploymentRun) {
-    if (!r.stopSentAt) this.calls.push(`stop ${r.runNo}`);
+  async stopRun(r: DeploymentRun, _reason: string, savepointId?: string) {
+    if (!r.stopSentAt) this.calls.push(`stop ${r.runNo}${savepointId ? ` with ${savepointId}` : ''}`);
   }
   async markRunning(r: DeploymentRun) {
     this.calls.push(`running ${r.runNo}`);
@@ -78,6 +84,23 @@ class FakeActions implements ReconcileActions {
   }
   async adoptPendingParallelism() {
     this.calls.push('adopt parallelism');
+  }
+  async keepState(_r: DeploymentRun | null, savepointIds: readonly string[]) {
+    const found = savepointIds.find((id) => this.savepoints.has(id));
+    this.calls.push(`keep ${found ?? 'latest'}`);
+    return found ? `a resume restores savepoint ${found}` : "a resume restores the job's latest usable checkpoint";
+  }
+  async savepointTaken(id: string) {
+    return this.savepoints.has(id) ? `key/${id}` : null;
+  }
+  async savepointRefused() {
+    return this.savepointFailure;
+  }
+  async suspendAfterStop() {
+    this.calls.push('desired SUSPENDED');
+  }
+  async clearPendingStop(id: string) {
+    this.calls.push(`clear stop ${id}`);
   }
 }
 
@@ -180,12 +203,54 @@ describe('RUNNING', () => {
     expect(calls).toEqual([]);
   });
 
-  it('sends stop-subtasks and goes STOPPING on desired SUSPENDED or CANCELLED', async () => {
-    for (const desiredState of ['SUSPENDED', 'CANCELLED'] as const) {
-      const { next, calls } = await step('RUNNING', { run: running, job: seen('running'), d: { desiredState } });
-      expect(to(next)).toBe('STOPPING');
-      expect(calls).toEqual(['stop 1']);
-    }
+  it('goes STOPPING on desired SUSPENDED with a stop-with-savepoint, on CANCELLED with a plain stop', async () => {
+    const suspend = await step('RUNNING', { run: running, job: seen('running'), d: { desiredState: 'SUSPENDED' } });
+    expect(suspend.next).toEqual({ kind: 'transition', to: 'STOPPING', reason: 'desired state SUSPENDED: stop-with-savepoint suspend-run-1 sent to worker w1' });
+    expect(suspend.calls).toEqual(['stop 1 with suspend-run-1']);
+    const cancel = await step('RUNNING', { run: running, job: seen('running'), d: { desiredState: 'CANCELLED' } });
+    expect(to(cancel.next)).toBe('STOPPING');
+    expect(cancel.calls).toEqual(['stop 1']);
+  });
+
+  describe("the tenant's stop-with-savepoint", () => {
+    const pendingStop = { savepointId: 'sp-x', runNo: 1, requestedAt: T0.toISOString() };
+
+    it('waits while the savepoint is taken: the desired state stays RUNNING', async () => {
+      const { next, calls } = await step('RUNNING', { run: running, job: seen('running'), d: { pendingStop } });
+      expect(next).toEqual({ kind: 'stay', note: 'stop-with-savepoint sp-x: waiting for the savepoint, then the stop' });
+      expect(calls).toEqual([]);
+    });
+
+    it('once the job left with its savepoint on S3: desired SUSPENDED, state kept, SUSPENDED', async () => {
+      const actions = new FakeActions();
+      actions.savepoints.add('sp-x');
+      const { next, calls } = await step('RUNNING', { run: running, job: seen('absent', 0), d: { pendingStop }, actions });
+      expect(to(next)).toBe('SUSPENDED');
+      expect((next as { reason: string }).reason).toMatch(/stopped with savepoint sp-x .*a resume restores savepoint sp-x/);
+      expect(calls).toEqual(['end 1 STOPPED', 'keep sp-x', 'desired SUSPENDED']);
+    });
+
+    it('a failed savepoint: the job keeps running, the failure is the status reason, the stop is forgotten', async () => {
+      const actions = new FakeActions();
+      actions.savepointFailure = 'savepoint sp-x failed: S3 refused';
+      const { next, calls } = await step('RUNNING', { run: running, job: seen('running'), d: { pendingStop }, actions });
+      expect(next).toEqual({ kind: 'stay', note: 'stop-with-savepoint sp-x failed, so the job keeps running: savepoint sp-x failed: S3 refused' });
+      expect(calls).toEqual(['clear stop sp-x']);
+    });
+
+    it('one of another run is ignored', async () => {
+      const { next } = await step('RUNNING', { run: running, job: seen('running'), d: { pendingStop: { ...pendingStop, runNo: 0 } } });
+      expect(next).toEqual({ kind: 'stay', note: undefined });
+    });
+  });
+
+  it('goes UPGRADING for a restore requested while it runs (the next run takes it)', async () => {
+    const pendingRestore = { snapshotId: 'sp-1', location: 'k', origin: 'requested' as const, reason: 'savepoint sp-1 (checkpoint 4)', allowNonRestoredState: false };
+    const { next, calls } = await step('RUNNING', { run: running, job: seen('running'), d: { pendingRestore } });
+    expect(next).toEqual({ kind: 'transition', to: 'UPGRADING', reason: 'restore requested (savepoint sp-1 (checkpoint 4)): stopping run 1, then starting from it' });
+    expect(calls).toEqual([]);
+    const kept = await step('RUNNING', { run: running, job: seen('running'), d: { pendingRestore: { ...pendingRestore, origin: 'kept' } } });
+    expect(to(kept.next)).toBe('stay');
   });
 
   it('goes RECOVERING when its worker is LOST, saying the state is not recovered', async () => {
@@ -214,7 +279,7 @@ describe('RUNNING', () => {
     const upgrade = { bundleId: 'b2', mode: 'savepoint' as const, requestedAt: T0.toISOString() };
     const up = await step('RUNNING', { run: running, job: seen('running'), d: { pendingUpgrade: upgrade } });
     expect(to(up.next)).toBe('UPGRADING');
-    expect((up.next as { reason: string }).reason).toMatch(/starts from the savepoint requested.*or without state/);
+    expect((up.next as { reason: string }).reason).toMatch(/stops with a savepoint and the new one starts from it/);
     const re = await step('RUNNING', { run: running, job: seen('running'), d: { pendingParallelism: { default: 2, operators: {} } } });
     expect(to(re.next)).toBe('RESCALING');
   });
@@ -235,29 +300,46 @@ describe('RESCALING / UPGRADING / RECOVERING', () => {
     const d = { pendingUpgrade: { bundleId: 'b2', mode: 'last-state' as const, requestedAt: T0.toISOString() } };
     const { next, calls } = await step('UPGRADING', { run: { ...old, stopSentAt: later(1_500) }, job: seen('absent', 0), d });
     expect(to(next)).toBe('stay');
-    expect(calls).toEqual(['end 1 REPLACED', 'adopt upgrade', 'place b2 p1']);
+    expect(calls).toEqual(['end 1 REPLACED', 'adopt upgrade', 'place b2 p1 from latest']);
+  });
+
+  it('UPGRADING in mode savepoint stops the old run with a savepoint and keeps it for the new version', async () => {
+    const d = { pendingUpgrade: { bundleId: 'b2', mode: 'savepoint' as const, requestedAt: T0.toISOString() } };
+    const stopping = await step('UPGRADING', { run: old, job: seen('running'), d });
+    expect(stopping.calls).toEqual(['stop 1 with upgrade-run-1']);
+    const actions = new FakeActions();
+    actions.savepoints.add('upgrade-run-1');
+    const { calls } = await step('UPGRADING', { run: { ...old, stopSentAt: later(1_500) }, job: seen('absent', 0), d, actions });
+    expect(calls).toEqual(['end 1 REPLACED', 'keep upgrade-run-1', 'adopt upgrade', 'place b2 p1 from latest']);
+  });
+
+  it('UPGRADING in mode stateless places without the state kept at suspend', async () => {
+    const d = { pendingUpgrade: { bundleId: 'b2', mode: 'stateless' as const, requestedAt: T0.toISOString() } };
+    const { calls } = await step('UPGRADING', { run: { ...old, stopSentAt: later(1_500) }, job: seen('absent', 0), d });
+    expect(calls).toEqual(['end 1 REPLACED', 'adopt upgrade', 'place b2 p1 no-kept']);
   });
 
   it('RESCALING places the run with the pending parallelism', async () => {
     const d = { pendingParallelism: { default: 3, operators: {} } };
     const { calls } = await step('RESCALING', { run: { ...old, stopSentAt: later(1_500) }, job: seen('absent', 0), d });
-    expect(calls).toEqual(['end 1 REPLACED', 'adopt parallelism', 'place b1 p3']);
+    expect(calls).toEqual(['end 1 REPLACED', 'adopt parallelism', 'place b1 p3 from latest']);
   });
 
   it('RECOVERING writes off the run on the lost worker and places a new one elsewhere', async () => {
     const { calls } = await step('RECOVERING', { run: old, job: gone });
-    expect(calls).toEqual(['stop 1', 'end 1 LOST', 'place b1 p1']);
+    expect(calls).toEqual(['stop 1', 'end 1 LOST', 'place b1 p1 from latest']);
   });
 
-  it('RECOVERING goes RUNNING when the new run runs', async () => {
-    const { next } = await step('RECOVERING', { run: run({ runNo: 2, workerId: 'w2' }), job: { kind: 'running', workerId: 'w2', subtasks: 1 } });
-    expect(to(next)).toBe('RUNNING');
+  it('RECOVERING goes RUNNING when the new run runs, saying what it restored', async () => {
+    const restoreFrom = { snapshotId: 'latest', location: 'tenants/t1/jobs/d1/' };
+    const { next } = await step('RECOVERING', { run: run({ runNo: 2, workerId: 'w2', restoreFrom }), job: { kind: 'running', workerId: 'w2', subtasks: 1 } });
+    expect(next).toEqual({ kind: 'transition', to: 'RUNNING', reason: "run 2: 1 subtasks running on worker w2; restored the job's latest usable checkpoint" });
   });
 
   it('RECOVERING places again at once when the new run’s worker is lost too', async () => {
     const { next, calls } = await step('RECOVERING', { run: run({ runNo: 2 }), job: gone });
     expect(to(next)).toBe('stay');
-    expect(calls).toEqual(['stop 2', 'end 2 LOST', 'place b1 p1']);
+    expect(calls).toEqual(['stop 2', 'end 2 LOST', 'place b1 p1 from latest']);
   });
 });
 
@@ -266,21 +348,46 @@ describe('STOPPING', () => {
     const r = run({ runningAt: later(2_500), stopSentAt: later(2_600) });
     expect(to((await step('STOPPING', { run: r, job: seen('changing'), d: { desiredState: 'SUSPENDED' } })).next)).toBe('stay');
     const done = await step('STOPPING', { run: r, job: seen('absent', 0), d: { desiredState: 'SUSPENDED' } });
-    expect(to(done.next)).toBe('SUSPENDED');
-    expect(done.calls).toEqual(['end 1 STOPPED']);
+    expect(done.next).toEqual({ kind: 'transition', to: 'SUSPENDED', reason: "run 1 stopped on worker w1; a resume restores the job's latest usable checkpoint" });
+    expect(done.calls).toEqual(['end 1 STOPPED', 'keep latest']);
     expect(to((await step('STOPPING', { run: r, job: seen('absent', 0), d: { desiredState: 'CANCELLED' } })).next)).toBe('CANCELLED');
   });
 
-  it('settles when the worker went away meanwhile', async () => {
+  it('toward SUSPENDED keeps the savepoint its stop took (the tenant\'s own stop-with-savepoint first)', async () => {
+    const actions = new FakeActions();
+    actions.savepoints.add('suspend-run-1');
+    const r = run({ runningAt: later(2_500) });
+    const { next, calls } = await step('STOPPING', { run: r, job: seen('absent', 0), d: { desiredState: 'SUSPENDED' }, actions });
+    expect(calls).toEqual(['stop 1 with suspend-run-1', 'end 1 STOPPED', 'keep suspend-run-1']);
+    expect((next as { reason: string }).reason).toBe('run 1 stopped on worker w1; a resume restores savepoint suspend-run-1');
+    actions.savepoints.add('sp-user');
+    const pendingStop = { savepointId: 'sp-user', runNo: 1, requestedAt: T0.toISOString() };
+    const both = await step('STOPPING', { run: { ...r, stopSentAt: later(2_600) }, job: seen('absent', 0), d: { desiredState: 'SUSPENDED', pendingStop }, actions: new FakeActions() });
+    expect(both.calls.at(-1)).toBe('keep latest');
+    const user = new FakeActions();
+    user.savepoints = new Set(['sp-user', 'suspend-run-1']);
+    const preferred = await step('STOPPING', { run: { ...r, stopSentAt: later(2_600) }, job: seen('absent', 0), d: { desiredState: 'SUSPENDED', pendingStop }, actions: user });
+    expect(preferred.calls).toEqual(['end 1 STOPPED', 'keep sp-user']);
+  });
+
+  it('settles when the worker went away meanwhile, keeping the latest checkpoint for a resume', async () => {
     const { next, calls } = await step('STOPPING', { run: run(), job: gone, d: { desiredState: 'SUSPENDED' } });
     expect(to(next)).toBe('SUSPENDED');
-    expect(calls).toEqual(['stop 1', 'end 1 LOST']);
+    expect(calls).toEqual(['stop 1', 'end 1 LOST', 'keep latest']);
+    const cancelled = await step('STOPPING', { run: run(), job: gone, d: { desiredState: 'CANCELLED' } });
+    expect(cancelled.calls).toEqual(['stop 1', 'end 1 LOST']);
   });
 });
 
 describe('resting states', () => {
-  it('SUSPENDED resumes on desired RUNNING and ends on CANCELLED', async () => {
-    expect(to((await step('SUSPENDED', { d: { desiredState: 'RUNNING' } })).next)).toBe('STARTING');
+  it('SUSPENDED resumes on desired RUNNING (saying from what) and ends on CANCELLED', async () => {
+    expect(await step('SUSPENDED', { d: { desiredState: 'RUNNING' } })).toMatchObject({
+      next: { to: 'STARTING', reason: 'desired state RUNNING: resuming without state (none was kept)' },
+    });
+    const pendingRestore = { snapshotId: 'suspend-run-1', location: 'k', origin: 'kept' as const, reason: 'savepoint suspend-run-1 (checkpoint 9, taken as run 1 stopped)', allowNonRestoredState: false };
+    expect(await step('SUSPENDED', { d: { desiredState: 'RUNNING', pendingRestore } })).toMatchObject({
+      next: { to: 'STARTING', reason: 'desired state RUNNING: resuming from savepoint suspend-run-1 (checkpoint 9, taken as run 1 stopped)' },
+    });
     expect(to((await step('SUSPENDED', { d: { desiredState: 'CANCELLED' } })).next)).toBe('CANCELLED');
     expect(to((await step('SUSPENDED', { d: { desiredState: 'SUSPENDED' } })).next)).toBe('stay');
   });

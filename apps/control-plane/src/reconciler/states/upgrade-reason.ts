@@ -7,8 +7,8 @@ export function upgradeReason(upgrade: PendingUpgrade): string {
     case 'stateless':
       return `${base}: stop, then start the new version without state`;
     case 'savepoint':
-      return `${base}: the new version starts from the savepoint requested through POST /v1/deployments/{id}/savepoints/{savepointId}/restore, or without state when none was (an upgrade takes no savepoint itself: stop with a savepoint first)`;
+      return `${base}: the running version stops with a savepoint and the new one starts from it (from the latest checkpoint when it cannot be taken; from the state kept at suspend when suspended); a savepoint requested through POST /v1/deployments/{id}/savepoints/{savepointId}/restore wins`;
     case 'last-state':
-      return `${base}: the new version restores the job's latest checkpoint (state of operators it lacks fails the start)`;
+      return `${base}: the new version restores the job's latest checkpoint, or the state kept at suspend (state of operators it lacks fails the start)`;
   }
 }

@@ -1,0 +1,61 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { BlobStore } from '@weir/blob';
+import { CheckpointStore, type CompletedCheckpoint } from '@weir/checkpoint';
+import { BLOB_STORE } from '../infrastructure/tokens';
+import { SavepointCommands } from '../savepoints/savepoint-commands';
+
+/** S3 is asked inside a reconcile transaction (it holds the deployment's row): bounded, like the Redis calls. */
+const S3_TIMEOUT_MS = 10_000;
+
+export class SnapshotProbeTimeoutError extends Error {
+  override readonly name = 'SnapshotProbeTimeoutError';
+}
+
+/**
+ * What the reconciler needs to know about a job's snapshots when it stops or resumes it: whether a savepoint is on
+ * S3 (its manifest, written last, is the proof), the newest checkpoint's id (for the reasons it writes), and why
+ * the worker refused a savepoint or a stop. Reads only; every call bounded.
+ */
+@Injectable()
+export class SnapshotProbe {
+  private readonly store: CheckpointStore;
+
+  constructor(
+    @Inject(BLOB_STORE) blob: BlobStore,
+    private readonly commands: SavepointCommands,
+  ) {
+    this.store = new CheckpointStore(blob);
+  }
+
+  savepoint(tenantId: string, jobId: string, savepointId: string): Promise<CompletedCheckpoint | null> {
+    return bounded(this.store.savepoint({ tenantId, jobId }, savepointId), `read savepoint ${savepointId}`);
+  }
+
+  /** The id of the job's newest completed checkpoint (null when none), for a reason; a failure reads as unknown. */
+  async latestCheckpointId(tenantId: string, jobId: string): Promise<number | null | undefined> {
+    try {
+      const refs = await bounded(this.store.list({ tenantId, jobId }), 'list checkpoints');
+      const ids = refs.flatMap((r) => (r.kind === 'checkpoint' ? [r.checkpointId] : []));
+      return ids.length ? Math.max(...ids) : null;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** The worker's reason for rejecting a command (a savepoint that failed), or null; never throws. */
+  commandFailure(workerId: string, commandKey: string): Promise<string | null> {
+    return this.commands.failureOf(workerId, commandKey).catch(() => null);
+  }
+}
+
+async function bounded<T>(promise: Promise<T>, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new SnapshotProbeTimeoutError(`${what}: no answer from S3 within ${S3_TIMEOUT_MS} ms`)), S3_TIMEOUT_MS);
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -1,0 +1,217 @@
+/**
+ * State across a deployment's lifecycle, end to end over HTTP with a real control plane, worker, Kafka and S3: a
+ * keyed running count/sum with an exactly-once sink (every output record carries its key's totals, so lost or
+ * repeated state shows as wrong numbers) is suspended and resumed (from the savepoint its stop took), suspended
+ * while S3 refuses the job (no savepoint: the resume restores the latest checkpoint), stopped with a savepoint that
+ * fails (it keeps running; the savepoint says FAILED), stopped with one that works, and restored while running in
+ * one call. After every step the committed output equals an uninterrupted run's, record by record.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createBlobStore } from '@weir/blob';
+import { sinkCommitsTopic } from '@weir/engine';
+import type { KafkaConnector } from '@weir/kafka';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { WorkerApp } from '../../apps/worker/src/worker-app';
+import { expectedOutput, inputRecords, type Output, readAll, sortOutputs, TOTALS_OPERATORS, totalsJobSource } from '../chaos/support';
+import { api, buildJob, deleteTopics, ensureTopics, insertBundle, startWorker, waitForDeployment, waitForStatus, type Api } from '../control-plane/deployments/support';
+import { deleteQueues, deleteWorkers, eventually, startControlPlane, testConfig, uniquePrefix, type RunningControlPlane } from '../control-plane/support/control-plane';
+import { createTestTenant, type TestTenant } from '../control-plane/support/tenants';
+import { startS3Gate, type S3Gate } from './s3-gate';
+
+const run = randomBytes(3).toString('hex');
+const STEP = 400;
+
+interface Transition {
+  from: string;
+  to: string;
+  reason: string;
+}
+
+describe('deployment lifecycle keeps state', { timeout: 240_000 }, () => {
+  // Heartbeats every 500 ms: a loaded machine stalling the test process for 750 ms must not make a LOST worker.
+  const config = testConfig({ WEIR_QUEUE_PREFIX: uniquePrefix(), WEIR_WORKER_HEARTBEAT_MS: '500' });
+  const workerId = `life-worker-${run}`;
+  const blob = createBlobStore(config);
+  let home: string;
+  let cp: RunningControlPlane;
+  let worker: WorkerApp;
+  let tenant: TestTenant;
+  let kafka: KafkaConnector;
+  let gate: S3Gate;
+  let topics: { input: string; output: string };
+  let client: Api;
+  let id: string | undefined;
+  let sent = 0;
+  const s3Endpoint = process.env.WEIR_S3_ENDPOINT;
+
+  beforeAll(async () => {
+    home = await mkdtemp(join(tmpdir(), 'weir-life-'));
+    tenant = await createTestTenant(config);
+    topics = { input: `t.${tenant.tenantId}.in`, output: `t.${tenant.tenantId}.out` };
+    kafka = await ensureTopics(config, [topics.input, topics.output], 2);
+    // Job hosts (children of the worker, configured from the environment) reach S3 through the gate; the control
+    // plane and the worker itself (bundles) do not.
+    gate = await startS3Gate(config.WEIR_S3_ENDPOINT!);
+    process.env.WEIR_S3_ENDPOINT = gate.url;
+    cp = await startControlPlane(config);
+    worker = await startWorker(config, workerId, join(home, 'worker'));
+    client = api(() => cp.url, tenant.writeKey);
+  });
+
+  afterAll(async () => {
+    gate?.open();
+    await worker?.stop('test finished').catch(() => undefined);
+    await cp?.close();
+    if (s3Endpoint === undefined) delete process.env.WEIR_S3_ENDPOINT;
+    else process.env.WEIR_S3_ENDPOINT = s3Endpoint;
+    await gate?.close();
+    if (tenant) for await (const info of blob.list(`tenants/${tenant.tenantId}/`)) await blob.delete(info.key);
+    blob.close();
+    await tenant?.cleanup();
+    await deleteWorkers(config, [workerId]);
+    if (kafka && id) {
+      await deleteTopics(kafka, [topics.input, topics.output, sinkCommitsTopic(tenant.tenantId, id), `weir.${tenant.tenantId}.${id}.dead-letters`]);
+    }
+    await deleteQueues(config);
+    await rm(home, { recursive: true, force: true });
+  });
+
+  /** Sends the next STEP input records. */
+  async function send(): Promise<void> {
+    const writer = kafka.writer({ writerId: `life-${run}-${sent}` });
+    await writer.start();
+    await writer.send(inputRecords(topics.input, sent, sent + STEP, 2));
+    await writer.close();
+    sent += STEP;
+  }
+
+  /** The committed output, read until it has every record sent so far (and a little longer): exactly the expected. */
+  async function expectExactOutput(): Promise<void> {
+    const records = await readAll(kafka, topics.output, 2, (n) => n >= sent, 45_000);
+    const outputs = sortOutputs(records.map((r) => JSON.parse(r.value!.toString()) as Output));
+    expect(outputs.length).toBe(sent);
+    expect(outputs).toEqual(expectedOutput(sent));
+  }
+
+  const deployment = async () => (await client.get(`/v1/deployments/${id}`)).body;
+  const history = async () => (await client.get(`/v1/deployments/${id}/history?limit=100`)).body as { runs: { runNo: number; restoreFrom: { snapshotId: string } | null }[]; transitions: Transition[] };
+  const lastTransitionTo = async (status: string) => (await history()).transitions.filter((t) => t.to === status).at(-1)!;
+  const resume = async (runNo: number, body: Record<string, unknown> = {}) => {
+    expect((await client.patch(`/v1/deployments/${id}`, { desiredState: 'RUNNING', ...body })).status).toBe(200);
+    return waitForDeployment(client, id!, `running run ${runNo}`, (d) => d.status === 'RUNNING' && d.runNo === runNo, 60_000);
+  };
+
+  it('suspend stops with a savepoint; resume restores it: totals continue exactly', async () => {
+    const job = await buildJob(home, totalsJobSource(topics.input, topics.output));
+    const bundleId = await insertBundle(config, tenant.tenantId, job, { name: 'totals', operatorIds: TOTALS_OPERATORS, topics: [topics.input, topics.output] });
+    const created = await client.post('/v1/deployments', {
+      name: `totals-${run}`,
+      bundleId,
+      parallelism: { default: 2, operators: {} },
+      config: { properties: { 'checkpoint.interval-ms': '300', 'sink.delivery': 'exactly-once' } },
+    });
+    expect(created.status).toBe(201);
+    id = created.body.id as string;
+    await waitForStatus(client, id, 'RUNNING', 60_000);
+    await send();
+    await expectExactOutput();
+
+    expect((await client.patch(`/v1/deployments/${id}`, { desiredState: 'SUSPENDED' })).status).toBe(200);
+    const suspended = await waitForStatus(client, id, 'SUSPENDED', 60_000);
+    expect(suspended.statusReason).toMatch(/^run 1 stopped on worker .*; a resume restores savepoint suspend-run-1 \(checkpoint \d+, taken as run 1 stopped\)$/);
+    expect((await deployment()).pendingRestore).toMatchObject({ snapshotId: 'suspend-run-1', origin: 'kept' });
+    const savepoints = await client.get(`/v1/deployments/${id}/savepoints`);
+    expect(savepoints.body.items.map((s: { savepointId: string }) => s.savepointId)).toContain('suspend-run-1');
+
+    await send(); // arrives while suspended: the resumed job reads it from the savepoint's offsets
+    await resume(2);
+    expect((await lastTransitionTo('STARTING')).reason).toMatch(/^desired state RUNNING: resuming from savepoint suspend-run-1 /);
+    expect((await lastTransitionTo('RUNNING')).reason).toMatch(/restored savepoint suspend-run-1$/);
+    expect((await history()).runs[0]).toMatchObject({ runNo: 2, restoreFrom: { snapshotId: 'suspend-run-1' } });
+    expect((await deployment()).pendingRestore).toBeNull();
+    await expectExactOutput();
+  });
+
+  it('suspend while S3 refuses the job: stopped without a savepoint, the resume restores the latest checkpoint', async () => {
+    await send();
+    await expectExactOutput();
+    gate.shut();
+    expect((await client.patch(`/v1/deployments/${id}`, { desiredState: 'SUSPENDED' })).status).toBe(200);
+    const suspended = await waitForStatus(client, id!, 'SUSPENDED', 60_000);
+    gate.open();
+    expect(suspended.statusReason).toMatch(/a resume restores the job's latest usable checkpoint \(checkpoint \d+ as it stopped\); savepoint suspend-run-2 failed: /);
+    expect((await deployment()).pendingRestore).toMatchObject({ snapshotId: 'latest', origin: 'kept' });
+
+    await send();
+    await resume(3);
+    expect((await lastTransitionTo('STARTING')).reason).toMatch(/^desired state RUNNING: resuming from the job's latest usable checkpoint \(checkpoint \d+/);
+    expect((await history()).runs[0]).toMatchObject({ runNo: 3, restoreFrom: { snapshotId: 'latest' } });
+    await expectExactOutput();
+  });
+
+  it('stop-with-savepoint that fails: the savepoint is FAILED, the deployment keeps running; one that works suspends it', async () => {
+    gate.shut();
+    const failing = await client.post(`/v1/deployments/${id}/savepoints`, { savepointId: 'sp-refused', stop: true });
+    expect(failing.status).toBe(202);
+    expect((await deployment()).pendingStopSavepointId).toBe('sp-refused');
+    const failed = await eventually('the savepoint FAILED', async () => {
+      const res = await client.get(`/v1/deployments/${id}/savepoints/sp-refused`);
+      return res.body?.state === 'FAILED' ? res.body : undefined;
+    }, { timeoutMs: 60_000, everyMs: 100 });
+    expect(failed.failureReason).toMatch(/savepoint sp-refused failed/);
+    const stillRunning = await waitForDeployment(client, id!, 'the failed stop forgotten', (d) => (d as unknown as { pendingStopSavepointId: string | null }).pendingStopSavepointId === null);
+    expect(stillRunning).toMatchObject({ status: 'RUNNING', desiredState: 'RUNNING', runNo: 3 });
+    expect(stillRunning.statusReason).toMatch(/^stop-with-savepoint sp-refused failed, so the job keeps running: /);
+    gate.open();
+    await send(); // the job still runs: this is counted once S3 takes its checkpoints again
+    await expectExactOutput();
+
+    const stop = await client.post(`/v1/deployments/${id}/savepoints`, { savepointId: 'sp-stop', stop: true });
+    expect(stop.status).toBe(202);
+    const suspended = await waitForStatus(client, id!, 'SUSPENDED', 60_000);
+    expect(suspended.desiredState).toBe('SUSPENDED');
+    expect(suspended.statusReason).toMatch(/^run 3 stopped with savepoint sp-stop on worker .* \(stop-with-savepoint\); a resume restores savepoint sp-stop/);
+    expect((await client.get(`/v1/deployments/${id}/savepoints/sp-stop`)).body.state).toBe('COMPLETED');
+
+    await send();
+    await resume(4);
+    expect((await history()).runs[0]).toMatchObject({ runNo: 4, restoreFrom: { snapshotId: 'sp-stop' } });
+    await expectExactOutput();
+  });
+
+  it('restore a running deployment in one call: it stops and starts from the savepoint', async () => {
+    // A savepoint of everything so far: restoring it rewinds nothing that is not replayed exactly.
+    expect((await client.post(`/v1/deployments/${id}/savepoints`, { savepointId: 'sp-now' })).status).toBe(202);
+    await eventually('sp-now', async () => ((await client.get(`/v1/deployments/${id}/savepoints/sp-now`)).body?.state === 'COMPLETED' ? true : undefined), {
+      timeoutMs: 60_000,
+      everyMs: 100,
+    });
+    const restored = await client.post(`/v1/deployments/${id}/savepoints/sp-now/restore`, {});
+    expect(restored.status).toBe(202);
+    expect(restored.body.pendingRestore).toMatchObject({ snapshotId: 'sp-now', origin: 'requested' });
+    await waitForDeployment(client, id!, 'running run 5', (d) => d.status === 'RUNNING' && d.runNo === 5, 60_000);
+    expect((await lastTransitionTo('UPGRADING')).reason).toMatch(/^restore requested \(savepoint sp-now \(checkpoint \d+\)\): stopping run 4/);
+    expect((await history()).runs[0]).toMatchObject({ runNo: 5, restoreFrom: { snapshotId: 'sp-now' } });
+    await send();
+    await expectExactOutput();
+  });
+
+  it('resumeMode stateless starts without the kept state; CANCELLED cannot be restored', async () => {
+    expect((await client.patch(`/v1/deployments/${id}`, { desiredState: 'SUSPENDED', resumeMode: 'stateless' })).status).toBe(400);
+    expect((await client.patch(`/v1/deployments/${id}`, { desiredState: 'SUSPENDED' })).status).toBe(200);
+    await waitForStatus(client, id!, 'SUSPENDED', 60_000);
+    expect((await deployment()).pendingRestore).toMatchObject({ snapshotId: 'suspend-run-5' });
+    await resume(6, { resumeMode: 'stateless' });
+    expect((await lastTransitionTo('STARTING')).reason).toBe('desired state RUNNING: resuming without state (none was kept)');
+    expect((await history()).runs[0]).toMatchObject({ runNo: 6, restoreFrom: null });
+
+    expect((await client.patch(`/v1/deployments/${id}`, { desiredState: 'CANCELLED' })).status).toBe(200);
+    await waitForStatus(client, id!, 'CANCELLED', 60_000);
+    const refused = await client.post(`/v1/deployments/${id}/savepoints/sp-now/restore`, {});
+    expect(refused.status).toBe(409);
+    expect(refused.body.detail).toMatch(/cancelled/);
+  });
+});
