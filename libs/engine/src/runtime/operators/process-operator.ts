@@ -80,13 +80,17 @@ export class BroadcastProcessOperator extends KeyedOperator {
     this.fn.onTimer?.(timer.timestamp, timer.domain, this.keyedCtx, this.collector);
   }
 
+  /** Input positions ride along: after a restore, inputPosition() goes on from the cut, not from nothing. */
   override snapshotOperatorState(): unknown {
-    return { broadcast: [...this.broadcastMap.entries()] };
+    const broadcast = [...this.broadcastMap.entries()];
+    return this.inputPositions.size > 0 ? { broadcast, positions: [...this.inputPositions.entries()] } : { broadcast };
   }
 
   override restoreOperatorState(state: unknown): void {
     this.broadcastMap.clear();
-    for (const [k, v] of (state as { broadcast: [string, unknown][] }).broadcast) this.broadcastMap.set(k, v);
+    const restored = state as { broadcast: [string, unknown][]; positions?: [string, string][] };
+    for (const [k, v] of restored.broadcast) this.broadcastMap.set(k, v);
+    for (const [at, offset] of restored.positions ?? []) this.inputPositions.set(at, offset);
   }
 
   private emitOneAt(value: unknown, timestamp: number, ingestMs: number): void {
