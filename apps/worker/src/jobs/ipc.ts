@@ -31,6 +31,8 @@ export interface JobCheckpointing {
   readonly intervalMs: number;
   readonly retain: number;
   readonly delivery: 'exactly-once' | 'at-least-once';
+  /** A checkpoint not complete within this long is given up (default 10 minutes). */
+  readonly timeoutMs?: number;
 }
 
 export interface StopJobMessage {

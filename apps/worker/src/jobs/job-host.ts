@@ -10,10 +10,10 @@ import { createBlobStore } from '@weir/blob';
 import { loadConfig } from '@weir/config';
 import { runJob, type RunningJob } from '@weir/engine';
 import { createKafkaConnector } from '@weir/kafka';
-import { createStateBackend } from '@weir/state';
+import { createStateBackend, type CheckpointableStateBackend } from '@weir/state';
 import { loadBundle } from '../bundles/load-bundle';
 import { commitRestoredEpochs } from '../checkpoints/commit-markers';
-import { JobCheckpointer, nextCheckpointId } from '../checkpoints/job-checkpointer';
+import { DEFAULT_CHECKPOINT_TIMEOUT_MS, JobCheckpointer, nextCheckpointId } from '../checkpoints/job-checkpointer';
 import { LATEST_CHECKPOINT, loadRestorePoint } from '../checkpoints/restore-point';
 import { restorableSnapshot } from '../checkpoints/restorable-snapshot';
 import type { FromJobHost, StartJobMessage, ToJobHost } from './ipc';
@@ -49,6 +49,7 @@ async function start(message: StartJobMessage): Promise<void> {
     send({ type: 'restored', checkpointId: point.checkpointId, manifestKey: point.manifestKey, skipped: point.skipped, recommittedEpochs: committed });
   }
   const checkpointing = message.checkpointing;
+  const backends = new Set<CheckpointableStateBackend>();
   job = await runJob(definition, {
     tenantId: message.tenantId,
     jobId: message.jobId,
@@ -57,12 +58,19 @@ async function start(message: StartJobMessage): Promise<void> {
     deadLetterTopic: message.deadLetterTopic,
     delivery: checkpointing?.delivery ?? 'at-least-once',
     ...(restore ? { restore } : {}),
-    state: (ctx) => createStateBackend({ kind: 'lsm', path: join(message.stateDir, `${ctx.operatorId}-${ctx.subtask}`) }),
+    // A changelog per key group: checkpoints upload what changed, plus each key group's full image on its turn.
+    state: async (ctx) => {
+      const backend = await createStateBackend({ kind: 'lsm', path: join(message.stateDir, `${ctx.operatorId}-${ctx.subtask}`), changelog: true });
+      backends.add(backend);
+      return backend;
+    },
   });
   const running = job;
   checkpointer = new JobCheckpointer(running, store, scope, definition.maxParallelism, await nextCheckpointId(store, scope, point?.checkpointId ?? null), {
     intervalMs: checkpointing?.intervalMs ?? 0,
     retain: checkpointing?.retain ?? 3,
+    timeoutMs: checkpointing?.timeoutMs ?? DEFAULT_CHECKPOINT_TIMEOUT_MS,
+    requestFullCheckpoint: () => backends.forEach((b) => b.requestFullCheckpoint()),
   }, {
     completed: (c, durationMs) =>
       send({ type: 'checkpoint', checkpointId: c.manifest.checkpointId, savepointId: c.manifest.savepointId, manifestKey: c.key, durationMs }),

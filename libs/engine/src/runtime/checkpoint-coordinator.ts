@@ -4,7 +4,9 @@ import type { SubtaskSnapshot } from './subtask';
 
 /**
  * Starts aligned checkpoints at the sources and collects every local subtask's part of the cut. One checkpoint at a
- * time; a subtask that has finished takes no further checkpoints, so neither does the job.
+ * time: a new one supersedes one still collecting (its caller gave it up, e.g. on a checkpoint timeout), whose
+ * promise then rejects and whose late parts are ignored. A subtask that has finished takes no further checkpoints,
+ * so neither does the job.
  */
 export class CheckpointCoordinator {
   private pending: {
@@ -12,16 +14,23 @@ export class CheckpointCoordinator {
     readonly expected: number;
     readonly parts: SubtaskSnapshot[];
     readonly resolve: (snapshot: CheckpointSnapshot) => void;
+    readonly reject: (error: Error) => void;
   } | null = null;
 
   trigger(checkpointId: number, stages: readonly StageRuntime[]): Promise<CheckpointSnapshot> {
-    if (this.pending) return Promise.reject(new JobRunError(`checkpoint ${this.pending.checkpointId} is still running`));
     const subtasks = stages.flatMap((rt) => present(rt.subtasks));
     if (subtasks.some((s) => s.hasFinished)) {
       return Promise.reject(new JobRunError('part of the job has finished; it takes no further checkpoints'));
     }
-    const done = new Promise<CheckpointSnapshot>((resolve) => {
-      this.pending = { checkpointId, expected: subtasks.length, parts: [], resolve };
+    if (this.pending) {
+      // Barriers are ordered within every channel, so the old cut completes (and is ignored) before the new one.
+      if (checkpointId <= this.pending.checkpointId) {
+        return Promise.reject(new JobRunError(`checkpoint ${checkpointId} is not newer than checkpoint ${this.pending.checkpointId}, still running`));
+      }
+      this.pending.reject(new JobRunError(`checkpoint ${this.pending.checkpointId} was superseded by checkpoint ${checkpointId}`));
+    }
+    const done = new Promise<CheckpointSnapshot>((resolve, reject) => {
+      this.pending = { checkpointId, expected: subtasks.length, parts: [], resolve, reject };
     });
     for (const rt of stages) {
       for (const pump of present(rt.pumps)) pump.injectBarrier(checkpointId);
