@@ -61,6 +61,8 @@ export const runSubtasksSchema = z
         intervalMs: z.number().int().min(100).max(86_400_000),
         retain: z.number().int().min(1).max(100),
         delivery: z.enum(['exactly-once', 'at-least-once']),
+        /** A checkpoint not complete within this long is given up; absent: the worker's default (10 minutes). */
+        timeoutMs: z.number().int().min(1_000).max(86_400_000).optional(),
       })
       .optional(),
   })
