@@ -1,9 +1,13 @@
 import { CompressionTypes, type Message, Partitioners, type Producer, type Kafka, type TopicMessages } from 'kafkajs';
 import type { KafkaTransaction, KafkaWriter, ProducedRecord, WriterOptions } from './contract';
 import { KafkaUsageError, wrapKafkaError } from './errors';
+import { withLinearGrouping } from './linear-grouping';
 import { producerTuning } from './tuning';
 
-/** Groups records per topic for one sendBatch; consecutive records of one topic (the usual case) skip the lookup. */
+/**
+ * Groups records per topic for one sendBatch; consecutive records of one topic (the usual case) skip the lookup. Each
+ * topic's array groups itself per partition in linear time (linear-grouping.ts).
+ */
 export function toTopicMessages(records: readonly ProducedRecord[]): TopicMessages[] {
   const byTopic = new Map<string, Message[]>();
   let lastTopic: string | null = null;
@@ -11,7 +15,7 @@ export function toTopicMessages(records: readonly ProducedRecord[]): TopicMessag
   for (const r of records) {
     if (r.topic !== lastTopic) {
       lastTopic = r.topic;
-      lastMessages = byTopic.get(r.topic) ?? [];
+      lastMessages = byTopic.get(r.topic) ?? withLinearGrouping([]);
       if (lastMessages.length === 0) byTopic.set(r.topic, lastMessages);
     }
     lastMessages.push({

@@ -68,11 +68,13 @@ export class RecordBuffer {
 
   /** Removes up to `max` records in fetch order and advances positions. */
   take(max: number): ConsumedRecord[] {
-    const out: ConsumedRecord[] = [];
+    let out: ConsumedRecord[] = [];
     while (this.head < this.chunks.length && out.length < max) {
       const chunk = this.chunks[this.head];
       const count = Math.min(max - out.length, chunk.records.length - chunk.next);
-      for (let i = 0; i < count; i++) out.push(chunk.records[chunk.next + i]);
+      // Most polls start at a chunk: take a slice of it instead of copying record by record.
+      if (out.length === 0) out = chunk.records.slice(chunk.next, chunk.next + count);
+      else for (let i = 0; i < count; i++) out.push(chunk.records[chunk.next + i]);
       chunk.next += count;
       this.buffered -= count;
       if (chunk.next < chunk.records.length) {

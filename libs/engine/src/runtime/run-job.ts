@@ -3,10 +3,10 @@ import { SubtaskMetrics, type SubtaskMetricsSnapshot } from '@weir/metrics';
 import { RoutingTable } from '../keygroups';
 import type { JobDefinition, NodeSpec } from '../sdk/graph';
 import { JobDefinitionError } from '../sdk/stream';
-import { BroadcastTerminal, type ChainNode, type ChainTerminal, KeyByTerminal, SinkTerminal, StatelessNode } from './chain';
+import { BroadcastTerminal, type ChainNode, type ChainTerminal, KeyByTerminal, StatelessNode } from './chain';
 import { KafkaDeadLetters, MemoryDeadLetters } from './connectors/dead-letters';
 import { type CollectedRecord, KafkaSinkWriter, MemorySinkWriter, type SinkWriter } from './connectors/sink-writers';
-import { EpochSinkTerminal } from './connectors/epoch-sink-terminal';
+import { sinkTerminal } from './connectors/sink-terminals';
 import { ExactlyOnceKafkaSinkWriter, sinkCommitsTopic } from './connectors/exactly-once-sink';
 import { SourceOutput } from './connectors/source-output';
 import { GeneratorPump, KafkaPump } from './connectors/sources';
@@ -259,7 +259,7 @@ class JobInstance implements RunningJob {
         return [new StatelessNode(node.kind, node.id, node.fn as (v: unknown) => unknown, env, this.buildChildren(node.id, env, terminals, rt))];
       case 'sink': {
         const writer = this.sinkWriter(node, env.subtask);
-        const terminal = writer instanceof ExactlyOnceKafkaSinkWriter ? new EpochSinkTerminal(writer, env) : new SinkTerminal(writer, env);
+        const terminal = sinkTerminal(writer, env);
         terminals.push(terminal);
         return [terminal];
       }

@@ -1,6 +1,7 @@
-import type { KafkaConnector, KafkaWriter } from '@weir/kafka';
+import type { KafkaConnector, KafkaWriter, ProducedRecord } from '@weir/kafka';
 import type { KafkaSinkSpec } from '../../sdk/connectors';
 import type { StreamRecord } from '../records';
+import { WriteBehind } from './write-behind';
 
 /** Where a sink subtask's batches go. One write per input batch. */
 export interface SinkWriter {
@@ -27,9 +28,14 @@ export class MemorySinkWriter implements SinkWriter {
   }
 }
 
-/** Writes a batch with one KafkaWriter.send (acks=all, idempotent); the record timestamp is the event time. */
+/**
+ * Hands each batch to a write-behind KafkaWriter (acks=all, idempotent; write-behind.ts): `write` returns once the
+ * records are queued, not acknowledged, unless too many are outstanding. The record timestamp is the event time.
+ * `drain()` (checkpoint barriers) and `close()` (end of input) wait for every acknowledgement.
+ */
 export class KafkaSinkWriter implements SinkWriter {
   private readonly writer: KafkaWriter;
+  private readonly behind: WriteBehind;
   private started: Promise<void> | null = null;
 
   constructor(
@@ -38,24 +44,35 @@ export class KafkaSinkWriter implements SinkWriter {
     private readonly spec: KafkaSinkSpec<unknown>,
   ) {
     this.writer = kafka.writer({ writerId });
+    this.behind = new WriteBehind(this.writer, () => (this.started ??= this.writer.start()));
   }
 
-  async write(records: readonly StreamRecord[]): Promise<void> {
-    this.started ??= this.writer.start();
-    await this.started;
+  write(records: readonly StreamRecord[]): Promise<void> {
     const { topic, format, key } = this.spec;
-    await this.writer.send(
-      records.map((r) => ({
+    const out = new Array<ProducedRecord>(records.length);
+    for (let i = 0; i < records.length; i++) {
+      const r = records[i];
+      out[i] = {
         topic,
         key: key ? key(r.value) : null,
         value: format.encode(r.value),
         timestamp: Number.isFinite(r.timestamp) ? Math.max(0, Math.floor(r.timestamp)) : undefined,
-      })),
-    );
+      };
+    }
+    return this.behind.add(out);
+  }
+
+  /** Resolves once everything written so far is in Kafka. */
+  drain(): Promise<void> {
+    return this.behind.drain();
   }
 
   async close(): Promise<void> {
-    if (this.started) await this.started.catch(() => undefined);
-    await this.writer.close();
+    try {
+      await this.behind.drain();
+    } finally {
+      if (this.started) await this.started.catch(() => undefined);
+      await this.writer.close();
+    }
   }
 }

@@ -13,6 +13,7 @@ export interface SourcePump {
 }
 
 const BATCH = 1_000;
+const EMPTY = Buffer.alloc(0);
 
 /** Mulberry32 PRNG reseeded per record index, so output depends only on (seed, index), not on parallelism. */
 export class IndexedRandom {
@@ -167,9 +168,12 @@ export class KafkaPump implements SourcePump {
   private async emitByPartition(records: readonly ConsumedRecord[]): Promise<void> {
     const byPartition = new Map<number, SourceInput[]>();
     const format = this.spec.format;
+    // Per partition, the last record of the batch decides what a barrier after it stands for: one offset string
+    // per partition and batch, not one BigInt and two strings per record.
+    const last = new Map<number, ConsumedRecord>();
     for (const r of records) {
-      this.offered.set(`${r.topic}:${r.partition}`, String(BigInt(r.offset) + 1n));
-      const raw = r.value ?? Buffer.alloc(0);
+      last.set(r.partition, r);
+      const raw = r.value ?? EMPTY;
       let value: unknown;
       try {
         value = format.decode(raw);
@@ -181,6 +185,7 @@ export class KafkaPump implements SourcePump {
       if (!list) byPartition.set(r.partition, (list = []));
       list.push({ value, sourceTimestamp: r.timestamp, raw });
     }
+    for (const [partition, r] of last) this.offered.set(`${r.topic}:${partition}`, String(BigInt(r.offset) + 1n));
     if (byPartition.size === 0) {
       this.out.flushDeadLettersOnly();
       return;

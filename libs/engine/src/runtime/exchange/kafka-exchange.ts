@@ -261,9 +261,11 @@ export class KafkaExchangePump implements SourcePump {
       this.queue.offer({ kind: 'data', channel: -1, records: data });
       data = [];
     };
+    // The last record read per partition: `offered` is set once per partition and poll, not once per record.
+    const last = new Map<number, ConsumedRecord>();
     for (const r of records) {
       if (!this.partitions.has(r.partition)) continue;
-      this.offered.set(r.partition, String(BigInt(r.offset) + 1n));
+      last.set(r.partition, r);
       const message = unpack(r.value!) as unknown[];
       const kind = message[0] as number;
       const channel = message[1] as number;
@@ -287,6 +289,7 @@ export class KafkaExchangePump implements SourcePump {
       else if (kind === BROADCAST_END) this.onBroadcastEnd(r.partition, channel);
     }
     flushData();
+    for (const [partition, r] of last) this.offered.set(partition, String(BigInt(r.offset) + 1n));
   }
 
   private onWatermark(partition: number, channel: number, watermark: number): void {
