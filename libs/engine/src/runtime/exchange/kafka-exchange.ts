@@ -11,6 +11,7 @@ import { pack, unpack } from 'msgpackr';
 import type { ConsumedRecord, KafkaConnector, KafkaReader, KafkaWriter, ProducedRecord } from '@weir/kafka';
 import { decodeKey } from '../../keygroups';
 import type { SourcePump } from '../connectors/sources';
+import { WriteBehind } from '../connectors/write-behind';
 import type { InputQueue } from '../queue';
 import { type KeyedRecord, MIN_WATERMARK, type StreamRecord } from '../records';
 import { type BroadcastSender, ExchangeError, type KeyedSender } from './exchange';
@@ -29,10 +30,16 @@ export function exchangeTopic(tenantId: string, jobId: string, operatorId: strin
   return `weir.${tenantId}.${jobId}.${operatorId}.exchange`.replace(/[^A-Za-z0-9._-]/g, '_');
 }
 
-/** The writing side of one upstream subtask: a KafkaWriter, started on first use. */
+/**
+ * The writing side of one upstream subtask: a KafkaWriter, started on first use, written behind (write-behind.ts):
+ * a send returns once queued, so the upstream subtask goes on while the previous batch is acknowledged. Order holds
+ * (one FIFO, one request in flight), and key-group moves do not depend on acknowledgements (the records of a moving
+ * key group wait in its partition, however late they arrive).
+ */
 abstract class ExchangeWriter {
   private started: Promise<void> | null = null;
   protected readonly writer: KafkaWriter;
+  private readonly behind: WriteBehind;
 
   constructor(
     kafka: KafkaConnector,
@@ -41,13 +48,12 @@ abstract class ExchangeWriter {
     protected readonly partitions: number,
   ) {
     this.writer = kafka.writer({ writerId });
+    this.behind = new WriteBehind(this.writer, () => (this.started ??= this.writer.start()));
   }
 
-  protected async write(records: ProducedRecord[]): Promise<void> {
-    if (records.length === 0) return;
-    this.started ??= this.writer.start();
-    await this.started;
-    await this.writer.send(records);
+  protected write(records: ProducedRecord[]): Promise<void> {
+    if (records.length === 0) return Promise.resolve();
+    return this.behind.add(records);
   }
 
   protected toAll(value: Buffer): ProducedRecord[] {
@@ -57,8 +63,12 @@ abstract class ExchangeWriter {
   }
 
   async close(): Promise<void> {
-    if (this.started) await this.started.catch(() => undefined);
-    await this.writer.close();
+    try {
+      await this.behind.drain();
+    } finally {
+      if (this.started) await this.started.catch(() => undefined);
+      await this.writer.close();
+    }
   }
 }
 
