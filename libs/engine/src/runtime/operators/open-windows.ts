@@ -7,116 +7,99 @@ export interface WindowEntry {
   a: unknown;
 }
 
-/**
- * One key's open windows as the window operator holds them in memory. `windows` undefined means spilled: the
- * state backend holds them and they are read back (prefetched) before the key is touched again.
- */
-export class HeldKey {
+/** One key's window in memory: its accumulator, in the slot of the window's end. */
+export class WindowCell {
+  constructor(
+    readonly key: KeyValue,
+    readonly keyGroup: number,
+    public a: unknown,
+    /** The last batch that touched it: newer than `OpenWindows.cleanEpoch` means the backend's copy is stale. */
+    public epoch: number,
+  ) {}
+}
+
+/** A key the state backend holds an entry for (its windows, as of the last write). */
+export class BackedKey {
   private bytes: Uint8Array | undefined;
-  /** The backend holds a copy of this key's windows (possibly older than memory). */
-  stored = false;
-  /** Changed since it was last written to the backend. */
+  /** The key's list of windows changed other than through a cell (one of them was purged). */
   dirty = false;
-  /** Forgotten (all windows gone, or its key group left): index slots skip it instead of searching for it. */
-  removed = false;
+  /** Its windows are only in the backend; they are read back before the key is touched or fired. */
+  spilled = false;
 
   constructor(
     readonly key: KeyValue,
     readonly keyGroup: number,
-    public windows: WindowEntry[] | undefined,
-    /** The last batch that touched it: spilling picks the least recent. */
-    public epoch: number,
     keyBytes?: Uint8Array,
   ) {
     this.bytes = keyBytes;
   }
 
-  /** The serialised key, built only when the windows go to or come from the backend. */
   get keyBytes(): Uint8Array {
     return (this.bytes ??= encodeKey(this.key));
   }
 }
 
-/**
- * The keys with a window ending at one timestamp; `fired` once the watermark passed end − 1. A key is appended once
- * per window it opens; entries of keys removed since stay until the slot goes (readers skip them), which keeps
- * opening a window an array push instead of a hash-set insert.
- */
-export interface EndSlot {
-  readonly end: number;
-  readonly keys: HeldKey[];
-  fired: boolean;
+/** Every open window ending at `end`, one cell per key, plus the spilled keys with a window here. */
+export class EndSlot {
+  readonly cells = new Map<KeyValue, WindowCell>();
+  spilled: Set<KeyValue> | undefined = undefined;
+
+  constructor(
+    readonly start: number,
+    readonly end: number,
+    /** The watermark passed end − 1 (a slot created past its end counts as fired already). */
+    public fired: boolean,
+  ) {}
 }
 
 /**
- * The open windows of every key of one window operator subtask (tumbling and sliding), in memory: a Map from key to
- * its windows, plus an index from window end to the keys with a window ending there, so firing walks only the
- * windows due (no per-key timers). Open window ends are few, so finding the due ones is a scan over a small Map.
+ * The open windows of one window operator subtask (tumbling and sliding), in memory, laid out like a hand-written
+ * loop would: one Map per window end, keyed by the key, holding the accumulator. A record costs one lookup in the
+ * slot of its window; firing walks that slot; purging drops it whole. Open window ends are few, so the slots are a
+ * small Map and the last one used is cached.
+ *
+ * Nothing per key is kept beyond the cells until the backend holds a copy of a key's windows (after a persist, a
+ * spill or a restore): those keys are in `backed`, which is empty in a job that never snapshots.
  */
 export class OpenWindows {
-  readonly keys = new Map<KeyValue, HeldKey>();
   private readonly slots = new Map<number, EndSlot>();
-  /** Keys whose windows are in memory (not spilled). */
-  private held = 0;
-  /** Keys whose windows are spilled: while none are, a batch needs no look-ups before it runs. */
-  private spilled = 0;
-  /** Bumped per batch: keys touched in the current batch are never spilled. */
+  readonly backed = new Map<KeyValue, BackedKey>();
+  private last: EndSlot | undefined = undefined;
+  private cellCount = 0;
+  private spilledKeys = 0;
+  /** Bumped per batch: cells touched in the current batch are never spilled. */
   epoch = 0;
+  /** Cells with an epoch above this changed since the backend last received them. */
+  cleanEpoch = -1;
 
+  /** Windows (key × window) held in memory. */
   get heldCount(): number {
-    return this.held;
+    return this.cellCount;
   }
 
   get spilledCount(): number {
-    return this.spilled;
+    return this.spilledKeys;
   }
 
-  /** The key's entry (in memory, nothing stored) for a key that had no open window; it gets `first` as its window. */
-  create(key: KeyValue, keyGroup: number, first: WindowEntry): HeldKey {
-    const held = new HeldKey(key, keyGroup, [first], this.epoch);
-    this.keys.set(key, held);
-    this.held++;
-    return held;
-  }
-
-  /** Adds a key restored from the backend; `inMemory` false keeps its windows there until it is touched. */
-  addStored(key: KeyValue, keyGroup: number, keyBytes: Uint8Array, windows: WindowEntry[], inMemory: boolean, watermark: number): void {
-    const existing = this.keys.get(key);
-    if (existing !== undefined) this.remove(existing);
-    const held = new HeldKey(key, keyGroup, inMemory ? windows : undefined, this.epoch, keyBytes);
-    held.stored = true;
-    this.keys.set(key, held);
-    if (inMemory) this.held++;
-    else this.spilled++;
-    for (const w of windows) this.index(held, w.e, watermark);
-  }
-
-  /** Records that `held` has a window ending at `end`; a slot created past its end counts as fired already. */
-  index(held: HeldKey, end: number, watermark: number): void {
+  /** The slot of windows ending at `end`, created (fired when already past the watermark) if absent. */
+  slot(start: number, end: number, watermark: number): EndSlot {
+    const last = this.last;
+    if (last !== undefined && last.end === end) return last;
     let slot = this.slots.get(end);
     if (slot === undefined) {
-      slot = { end, keys: [], fired: end - 1 <= watermark };
+      slot = new EndSlot(start, end, end - 1 <= watermark);
       this.slots.set(end, slot);
     }
-    slot.keys.push(held);
+    this.last = slot;
+    return slot;
   }
 
-  /** A spilled key's windows are back in memory. */
-  reload(held: HeldKey, windows: WindowEntry[]): void {
-    if (held.windows !== undefined) return;
-    held.windows = windows;
-    this.held++;
-    this.spilled--;
-  }
-
-  /** A key's windows now live only in the backend. */
-  spill(held: HeldKey): void {
-    if (held.windows === undefined) return;
-    held.windows = undefined;
-    held.stored = true;
-    held.dirty = false;
-    this.held--;
-    this.spilled++;
+  /** A new window of `key` in `slot`. */
+  add(slot: EndSlot, key: KeyValue, keyGroup: number, accumulator: unknown, epoch = this.epoch): WindowCell {
+    const cell = new WindowCell(key, keyGroup, accumulator, epoch);
+    slot.cells.set(key, cell);
+    this.cellCount++;
+    return cell;
   }
 
   /** Slots not fired yet whose end − 1 the watermark reached, in end order. */
@@ -133,31 +116,85 @@ export class OpenWindows {
     return out.sort((a, b) => a.end - b.end);
   }
 
-  dropSlot(slot: EndSlot): void {
+  /** Forgets a slot and every window in it (its spilled keys must have been read back first). */
+  drop(slot: EndSlot): void {
     this.slots.delete(slot.end);
+    if (this.last === slot) this.last = undefined;
+    this.cellCount -= slot.cells.size;
   }
 
-  /** Forgets a key entirely (its windows are all gone, or its key group left). */
-  remove(held: HeldKey): void {
-    if (this.keys.get(held.key) !== held) return;
-    this.keys.delete(held.key);
-    held.removed = true;
-    if (held.windows !== undefined) this.held--;
-    else this.spilled--;
+  /** The key's windows in memory, in end order (copies: the backend keeps what it is given until it flushes). */
+  windowsOf(key: KeyValue): WindowEntry[] {
+    const out: WindowEntry[] = [];
+    for (const slot of this.slots.values()) {
+      const cell = slot.cells.get(key);
+      if (cell !== undefined) out.push({ s: slot.start, e: slot.end, a: cell.a });
+    }
+    return out.length > 1 ? out.sort((a, b) => a.e - b.e) : out;
   }
 
-  /** Every key of one key group (release / adopt). */
-  keysOf(keyGroup: number): HeldKey[] {
-    const out: HeldKey[] = [];
-    for (const held of this.keys.values()) if (held.keyGroup === keyGroup) out.push(held);
-    return out;
+  /** Whether the key has any window left, in memory or spilled. */
+  hasWindows(key: KeyValue): boolean {
+    for (const slot of this.slots.values()) if (slot.cells.has(key) || slot.spilled?.has(key)) return true;
+    return false;
   }
 
-  /** In-memory keys not touched by the current batch, least recently touched first. */
-  spillCandidates(count: number): HeldKey[] {
-    const candidates: HeldKey[] = [];
-    for (const held of this.keys.values()) if (held.windows !== undefined && held.epoch !== this.epoch) candidates.push(held);
-    candidates.sort((a, b) => a.epoch - b.epoch);
-    return candidates.slice(0, count);
+  /** Every cell, slot by slot. */
+  *allCells(): IterableIterator<WindowCell> {
+    for (const slot of this.slots.values()) yield* slot.cells.values();
+  }
+
+  /** Moves a key's windows out of memory; the caller has written them to the backend. Returns the cells freed. */
+  spill(backed: BackedKey): number {
+    let freed = 0;
+    for (const slot of this.slots.values()) {
+      if (!slot.cells.delete(backed.key)) continue;
+      (slot.spilled ??= new Set()).add(backed.key);
+      freed++;
+    }
+    this.cellCount -= freed;
+    backed.spilled = true;
+    backed.dirty = false;
+    this.spilledKeys++;
+    return freed;
+  }
+
+  /** A spilled key's windows, read back from the backend, are in memory again (clean). */
+  reload(backed: BackedKey, windows: readonly WindowEntry[], watermark: number): void {
+    if (!backed.spilled) return;
+    for (const slot of this.slots.values()) slot.spilled?.delete(backed.key);
+    backed.spilled = false;
+    this.spilledKeys--;
+    for (const w of windows) this.add(this.slot(w.s, w.e, watermark), backed.key, backed.keyGroup, w.a, this.cleanEpoch);
+  }
+
+  /** A key read from the backend (start, restore, adopt): in memory, or left spilled beyond the limit. */
+  load(backed: BackedKey, windows: readonly WindowEntry[], inMemory: boolean, watermark: number): void {
+    this.backed.set(backed.key, backed);
+    if (inMemory) {
+      for (const w of windows) this.add(this.slot(w.s, w.e, watermark), backed.key, backed.keyGroup, w.a, this.cleanEpoch);
+      return;
+    }
+    backed.spilled = true;
+    this.spilledKeys++;
+    for (const w of windows) (this.slot(w.s, w.e, watermark).spilled ??= new Set()).add(backed.key);
+  }
+
+  /** Drops everything held for one key group (it left, or is about to be replaced). */
+  forgetKeyGroup(keyGroup: number): void {
+    for (const slot of this.slots.values()) {
+      for (const [key, cell] of slot.cells) {
+        if (cell.keyGroup !== keyGroup) continue;
+        slot.cells.delete(key);
+        this.cellCount--;
+      }
+    }
+    for (const [key, backed] of this.backed) {
+      if (backed.keyGroup !== keyGroup) continue;
+      this.backed.delete(key);
+      if (!backed.spilled) continue;
+      this.spilledKeys--;
+      for (const slot of this.slots.values()) slot.spilled?.delete(key);
+    }
   }
 }

@@ -1,24 +1,25 @@
 import type { StateRef } from '@weir/state';
-import { decodeKey, type KeyValue } from '../../keygroups';
+import type { KeyValue } from '../../keygroups';
 import { assignWindows, type TimeWindow, type WindowAssigner, type WindowFunctionSpec, type WindowOptions } from '../../sdk/windows';
 import type { KeyedRecord } from '../records';
 import type { DueTimer } from '../timers';
 import { KeyedOperator, type KeyedOperatorEnv } from './keyed-operator';
-import { type EndSlot, type HeldKey, OpenWindows, type WindowEntry } from './open-windows';
+import { HeldWindows } from './held-windows';
+import type { WindowEntry } from './open-windows';
 
-/** Keys whose open windows stay in memory before the least recently used ones are spilled to the state backend. */
+/** Windows (key × window) held in memory before the least recently used keys' are spilled to the state backend. */
 export const DEFAULT_MAX_HELD_WINDOW_KEYS = 500_000;
 
 /**
  * Event-time windows (tumbling, sliding, session). In the state backend, per key, the open windows are one entry
  * (`${operatorId}/__windows`): that is what snapshots, moves and restores carry.
  *
- * Tumbling and sliding windows run on an in-memory map of open windows (like Flink's heap keyed state): a record
- * updates its accumulator synchronously with no state-backend call, and windows fire from an index by window end
- * when the watermark passes end − 1. The backend receives the windows before anything reads it (checkpoint
- * barriers, key-group snapshots and moves: `persistState`) and when more than `maxHeldKeys` keys are held (the
- * least recently used are spilled and prefetched back when touched). Session windows, which merge, keep their
- * windows in the backend and fire through event-time timers.
+ * Tumbling and sliding windows run in memory (HeldWindows, one Map per window end): a record updates its
+ * accumulator synchronously with no state-backend call, and windows fire by window end when the watermark passes
+ * end − 1. The backend receives the windows before anything reads it (checkpoint barriers, key-group snapshots and
+ * moves: `persistState`) and when more than `maxHeldKeys` windows are held (the least recently used keys are
+ * spilled and prefetched back when touched). Session windows, which merge, keep their windows in the backend and
+ * fire through event-time timers.
  *
  * With allowed lateness a window is purged when the watermark reaches end − 1 + lateness; a late record within the
  * lateness updates its window and fires it again at once; a record later than that goes to the late side output (or
@@ -29,7 +30,7 @@ export class WindowOperator extends KeyedOperator {
   private readonly lateness: number;
   private readonly lateTag: string | undefined;
   /** Null for session windows (the backend path). */
-  private readonly windows: OpenWindows | null;
+  private readonly windows: HeldWindows | null;
 
   constructor(
     env: KeyedOperatorEnv,
@@ -43,7 +44,23 @@ export class WindowOperator extends KeyedOperator {
     this.namespace = `${env.operatorId}/__windows`;
     this.lateness = options.allowedLatenessMs ?? 0;
     this.lateTag = options.lateOutputTag?.id;
-    this.windows = assigner.kind === 'session' ? null : new OpenWindows();
+    this.windows =
+      assigner.kind === 'session'
+        ? null
+        : new HeldWindows({
+            backend: env.backend,
+            namespace: this.namespace,
+            assigner,
+            fn,
+            lateness: this.lateness,
+            lateTag: this.lateTag,
+            maxHeld: maxHeldKeys,
+            now: () => env.clock.now(),
+            watermark: () => this.watermark,
+            emit: (value, timestamp, ingestMs) => (ingestMs === undefined ? this.emitOne(value, timestamp) : this.emitRecord({ value, timestamp, ingestMs })),
+            emitSide: (tag, value, timestamp) => this.emitSide(tag, value, timestamp),
+            deadLetter: (value, timestamp, err) => this.deadLetter(value, undefined, timestamp, err),
+          });
   }
 
   protected override usesKeyedStatePerRecord(): boolean {
@@ -57,7 +74,7 @@ export class WindowOperator extends KeyedOperator {
   }
 
   protected override async loadTimers(keyGroup: number): Promise<void> {
-    if (this.windows) return this.loadHeld(this.windows, keyGroup);
+    if (this.windows) return this.windows.load(keyGroup);
     for await (const [keyBytes, windows] of this.env.backend.entries<WindowEntry[]>(keyGroup, this.namespace, this.env.clock.now())) {
       for (const w of windows) {
         if (w.e - 1 > this.watermark) this.timers.arm('event', w.e - 1, keyGroup, keyBytes);
@@ -73,18 +90,18 @@ export class WindowOperator extends KeyedOperator {
   private readonly batchWindows = new Map<KeyValue, { ref: StateRef; windows: WindowEntry[] }>();
 
   protected override beginBatch(): void {
-    if (this.windows) this.windows.epoch++;
+    if (this.windows) this.windows.beginBatch();
     else this.batchWindows.clear();
   }
 
   protected override endBatch(): void {
-    if (this.windows) return this.spillIfOver(this.windows);
+    if (this.windows) return this.windows.endBatch();
     for (const { ref, windows } of this.batchWindows.values()) this.env.backend.put(ref, windows);
     this.batchWindows.clear();
   }
 
   protected onElement(record: KeyedRecord): void {
-    if (this.windows) return this.onHeldElement(this.windows, record);
+    if (this.windows) return this.windows.onElement(record);
     let held = this.batchWindows.get(record.key);
     if (!held) {
       const ref = this.ref();
@@ -161,172 +178,28 @@ export class WindowOperator extends KeyedOperator {
     for (const value of this.fn.emit(key, { start: w.s, end: w.e }, w.a)) this.emitOne(value, w.e - 1);
   }
 
-  // ---- in-memory path (tumbling, sliding) ----
-
-  private onHeldElement(open: OpenWindows, record: KeyedRecord): void {
-    let held = open.keys.get(record.key);
-    if (held !== undefined) held.epoch = open.epoch;
-    let accepted = false;
-    if (this.assigner.kind === 'tumbling') {
-      // The common case without assignWindows' array and object per record.
-      const ts = record.timestamp;
-      const size = this.assigner.sizeMs;
-      const start = ts - ((((ts - this.assigner.offsetMs) % size) + size) % size);
-      accepted = this.addToWindow(open, held, record, start, start + size) !== undefined;
-    } else {
-      for (const w of assignWindows(this.assigner, record.timestamp)) {
-        const added = this.addToWindow(open, held, record, w.start, w.end);
-        if (added === undefined) continue;
-        held = added;
-        accepted = true;
-      }
-    }
-    if (!accepted && this.lateTag) this.emitSide(this.lateTag, record.value, record.timestamp);
-  }
-
-  /**
-   * Adds one value to one window of the key. Returns the key's entry (created with its first window), or undefined
-   * when the window is past its allowed lateness (nothing is created then).
-   */
-  private addToWindow(open: OpenWindows, held: HeldKey | undefined, record: KeyedRecord, start: number, end: number): HeldKey | undefined {
-    if (this.isExpired(end)) return undefined;
-    let entry: WindowEntry | undefined;
-    if (held === undefined) {
-      entry = { s: start, e: end, a: this.fn.createAccumulator() };
-      held = open.create(record.key, record.keyGroup, entry);
-      open.index(held, end, this.watermark);
-    } else {
-      const windows = held.windows!;
-      for (let i = 0; i < windows.length; i++) {
-        if (windows[i].e === end) {
-          entry = windows[i];
-          break;
-        }
-      }
-      if (entry === undefined) {
-        entry = { s: start, e: end, a: this.fn.createAccumulator() };
-        windows.push(entry);
-        open.index(held, end, this.watermark);
-      }
-    }
-    entry.a = this.fn.add(record.value, entry.a);
-    held.dirty = true;
-    // Late but within the allowed lateness: the window fired already, so it fires again at once.
-    if (end - 1 <= this.watermark) this.emitWindow(entry);
-    return held;
-  }
+  // ---- in-memory path (tumbling, sliding): HeldWindows ----
 
   protected override async prefetchBatch(records: readonly KeyedRecord[]): Promise<void> {
     if (!this.windows) return super.prefetchBatch(records);
-    if (this.windows.spilledCount === 0) return;
-    let spilled: Set<HeldKey> | undefined;
-    for (const r of records) {
-      const held = this.windows.keys.get(r.key);
-      if (held !== undefined && held.windows === undefined) (spilled ??= new Set()).add(held);
-    }
-    if (spilled) await this.reloadSpilled(this.windows, [...spilled]);
-  }
-
-  /** Reads spilled keys' windows back from the backend (one batched read). */
-  private async reloadSpilled(open: OpenWindows, spilled: readonly HeldKey[]): Promise<void> {
-    if (spilled.length === 0) return;
-    const refs = spilled.map((h) => this.heldRef(h));
-    await this.env.backend.prefetch(refs);
-    const now = this.env.clock.now();
-    for (let i = 0; i < spilled.length; i++) open.reload(spilled[i], this.env.backend.get<WindowEntry[]>(refs[i], now)?.map((w) => ({ ...w })) ?? []);
+    await this.windows.prefetch(records);
   }
 
   override async advanceWatermark(watermark: number): Promise<void> {
     if (watermark <= this.watermark) return;
     await super.advanceWatermark(watermark);
-    if (this.windows) await this.fireHeld(this.windows, watermark);
-  }
-
-  /** Fires the windows the watermark completed (in end order), then purges those past their allowed lateness. */
-  private async fireHeld(open: OpenWindows, watermark: number): Promise<void> {
-    const due = open.due(watermark);
-    const expired = open.expired(watermark, this.lateness);
-    if (due.length === 0 && expired.length === 0) return;
-    const spilled = new Set<HeldKey>();
-    for (const slot of [...due, ...expired]) for (const held of slot.keys) if (!held.removed && held.windows === undefined) spilled.add(held);
-    await this.reloadSpilled(open, [...spilled]);
-    const now = this.env.clock.now();
-    for (const slot of due) {
-      slot.fired = true;
-      for (const held of slot.keys) {
-        if (held.removed) continue;
-        const entry = held.windows!.find((w) => w.e === slot.end);
-        if (entry) this.fireEntry(held, entry, now);
-      }
-    }
-    for (const slot of expired) this.purge(open, slot);
+    if (!this.windows) return;
+    await this.windows.advance(watermark);
     this.drain();
-  }
-
-  private fireEntry(held: HeldKey, entry: WindowEntry, now: number): void {
-    try {
-      for (const value of this.fn.emit(held.key, { start: entry.s, end: entry.e }, entry.a)) {
-        this.emitRecord({ value, timestamp: entry.e - 1, ingestMs: now });
-      }
-    } catch (err) {
-      this.deadLetter({ timer: entry.e - 1, domain: 'event', key: held.key }, undefined, entry.e - 1, err);
-    }
-  }
-
-  private purge(open: OpenWindows, slot: EndSlot): void {
-    open.dropSlot(slot);
-    for (const held of slot.keys) {
-      if (held.removed) continue;
-      // Most keys have one open window (tumbling): then the key goes, without building an empty array.
-      const only = held.windows!.length === 1 && held.windows![0].e === slot.end;
-      const windows = only ? [] : held.windows!.filter((w) => w.e !== slot.end);
-      if (windows.length > 0) {
-        held.windows = windows;
-        held.dirty = true;
-        continue;
-      }
-      open.remove(held);
-      if (held.stored) this.env.backend.delete(this.heldRef(held));
-    }
-  }
-
-  /** Spills the least recently used keys' windows to the backend once more than maxHeldKeys are held. */
-  private spillIfOver(open: OpenWindows): void {
-    if (open.heldCount <= this.maxHeldKeys) return;
-    // Down to 3/4 of the limit, so that spilling happens in bulk now and then, not a few keys every batch.
-    for (const held of open.spillCandidates(open.heldCount - Math.floor(this.maxHeldKeys * 0.75))) {
-      if (held.dirty || !held.stored) this.env.backend.put(this.heldRef(held), copyWindows(held.windows!));
-      open.spill(held);
-    }
   }
 
   /** Writes every changed in-memory window to the backend, so that snapshots and scans of it are complete. */
   override async persistState(): Promise<void> {
-    const open = this.windows;
-    if (!open) return;
-    for (const held of open.keys.values()) {
-      if (held.windows === undefined || !held.dirty) continue;
-      this.env.backend.put(this.heldRef(held), copyWindows(held.windows));
-      held.stored = true;
-      held.dirty = false;
-    }
+    this.windows?.persist();
   }
 
   protected override forgetKeyGroup(keyGroup: number): void {
-    if (!this.windows) return;
-    for (const held of this.windows.keysOf(keyGroup)) this.windows.remove(held);
-  }
-
-  /** Loads one key group's windows from the backend (start, restore, adopt); beyond the limit they stay there. */
-  private async loadHeld(open: OpenWindows, keyGroup: number): Promise<void> {
-    for await (const [keyBytes, windows] of this.env.backend.entries<WindowEntry[]>(keyGroup, this.namespace, this.env.clock.now())) {
-      const inMemory = open.heldCount < this.maxHeldKeys;
-      open.addStored(decodeKey(keyBytes), keyGroup, keyBytes, inMemory ? copyWindows(windows) : windows, inMemory, this.watermark);
-    }
-  }
-
-  private heldRef(held: HeldKey): StateRef {
-    return { keyGroup: held.keyGroup, namespace: this.namespace, key: held.keyBytes };
+    this.windows?.forgetKeyGroup(keyGroup);
   }
 
   private armTimers(end: number): void {
@@ -352,9 +225,4 @@ export class WindowOperator extends KeyedOperator {
   private ref() {
     return this.currentRef(this.namespace);
   }
-}
-
-/** The backend keeps what it is given by reference until it flushes: hand it a copy memory will not mutate. */
-function copyWindows(windows: readonly WindowEntry[]): WindowEntry[] {
-  return windows.map((w) => ({ s: w.s, e: w.e, a: w.a }));
 }

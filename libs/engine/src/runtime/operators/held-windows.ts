@@ -1,0 +1,203 @@
+import type { KeyedStateBackend, StateRef } from '@weir/state';
+import { decodeKey, type KeyValue } from '../../keygroups';
+import { assignWindows, type WindowAssigner, type WindowFunctionSpec } from '../../sdk/windows';
+import type { KeyedRecord } from '../records';
+import { BackedKey, type EndSlot, OpenWindows, type WindowCell, type WindowEntry } from './open-windows';
+
+/** What the in-memory window path needs from its window operator. */
+export interface HeldWindowsHost {
+  readonly backend: KeyedStateBackend;
+  /** `${operatorId}/__windows`: one entry per key holding all its open windows. */
+  readonly namespace: string;
+  readonly assigner: Exclude<WindowAssigner, { kind: 'session' }>;
+  readonly fn: WindowFunctionSpec<KeyValue, unknown, unknown>;
+  readonly lateness: number;
+  readonly lateTag: string | undefined;
+  /** Windows (key × window) held in memory before the least recently used keys are spilled to the backend. */
+  readonly maxHeld: number;
+  now(): number;
+  watermark(): number;
+  /** A window result; `ingestMs` undefined means the record being processed (a late re-firing). */
+  emit(value: unknown, timestamp: number, ingestMs?: number): void;
+  emitSide(tagId: string, value: unknown, timestamp: number): void;
+  deadLetter(value: unknown, timestamp: number, err: unknown): void;
+}
+
+/**
+ * Tumbling and sliding windows in memory (like Flink's heap keyed state): a record updates its accumulator in the
+ * slot of its window's end with no state-backend call; a watermark fires the due slots and drops the expired ones.
+ * The backend receives the windows, per key, before anything reads it (`persist`: snapshots, moves, barriers) and
+ * when more than `maxHeld` windows are held (the least recently used keys are spilled, and read back with one
+ * batched prefetch when a record or a firing touches them).
+ */
+export class HeldWindows {
+  private readonly open = new OpenWindows();
+
+  constructor(private readonly host: HeldWindowsHost) {}
+
+  beginBatch(): void {
+    this.open.epoch++;
+  }
+
+  endBatch(): void {
+    this.spillIfOver();
+  }
+
+  /** Reads back the spilled keys a batch touches (one awaited call), so that `onElement` stays synchronous. */
+  async prefetch(records: readonly KeyedRecord[]): Promise<void> {
+    const open = this.open;
+    if (open.spilledCount === 0) return;
+    let spilled: Set<BackedKey> | undefined;
+    for (const r of records) {
+      const backed = open.backed.get(r.key);
+      if (backed?.spilled) (spilled ??= new Set()).add(backed);
+    }
+    if (spilled) await this.reload([...spilled]);
+  }
+
+  onElement(record: KeyedRecord): void {
+    const assigner = this.host.assigner;
+    let accepted = false;
+    if (assigner.kind === 'tumbling') {
+      // The common case without assignWindows' array and object per record.
+      const ts = record.timestamp;
+      const size = assigner.sizeMs;
+      const start = ts - ((((ts - assigner.offsetMs) % size) + size) % size);
+      accepted = this.add(record, start, start + size);
+    } else {
+      for (const w of assignWindows(assigner, record.timestamp)) if (this.add(record, w.start, w.end)) accepted = true;
+    }
+    if (!accepted && this.host.lateTag) this.host.emitSide(this.host.lateTag, record.value, record.timestamp);
+  }
+
+  /** Adds one value to one window of its key; false when the window is past its allowed lateness. */
+  private add(record: KeyedRecord, start: number, end: number): boolean {
+    const { host, open } = this;
+    const watermark = host.watermark();
+    if (end - 1 + host.lateness <= watermark) return false;
+    const slot = open.slot(start, end, watermark);
+    let cell = slot.cells.get(record.key);
+    if (cell === undefined) cell = open.add(slot, record.key, record.keyGroup, host.fn.createAccumulator());
+    else cell.epoch = open.epoch;
+    cell.a = host.fn.add(record.value, cell.a);
+    // Late but within the allowed lateness: the window fired already, so it fires again at once.
+    if (end - 1 <= watermark) this.emitCell(slot, cell, undefined);
+    return true;
+  }
+
+  /** Fires the windows the watermark completed (in end order), then drops those past their allowed lateness. */
+  async advance(watermark: number): Promise<void> {
+    const open = this.open;
+    const due = open.due(watermark);
+    const expired = open.expired(watermark, this.host.lateness);
+    if (due.length === 0 && expired.length === 0) return;
+    if (open.spilledCount > 0) {
+      const spilled = new Set<BackedKey>();
+      for (const slot of [...due, ...expired]) for (const key of slot.spilled ?? []) spilled.add(open.backed.get(key)!);
+      if (spilled.size > 0) await this.reload([...spilled]);
+    }
+    const now = this.host.now();
+    for (const slot of due) {
+      slot.fired = true;
+      for (const cell of slot.cells.values()) this.emitCell(slot, cell, now);
+    }
+    for (const slot of expired) this.purge(slot);
+  }
+
+  private emitCell(slot: EndSlot, cell: WindowCell, ingestMs: number | undefined): void {
+    const host = this.host;
+    try {
+      for (const value of host.fn.emit(cell.key, { start: slot.start, end: slot.end }, cell.a)) host.emit(value, slot.end - 1, ingestMs);
+    } catch (err) {
+      // A late re-firing throws into the record's own dead letter (the caller catches); a watermark firing here.
+      if (ingestMs === undefined) throw err;
+      host.deadLetter({ timer: slot.end - 1, domain: 'event', key: cell.key }, slot.end - 1, err);
+    }
+  }
+
+  /** Drops an expired slot whole; keys the backend holds lose that window there too. */
+  private purge(slot: EndSlot): void {
+    const open = this.open;
+    open.drop(slot);
+    if (open.backed.size === 0) return;
+    for (const key of slot.cells.keys()) {
+      const backed = open.backed.get(key);
+      if (backed === undefined) continue;
+      if (open.hasWindows(key)) {
+        backed.dirty = true;
+      } else {
+        this.host.backend.delete(this.ref(backed));
+        open.backed.delete(key);
+      }
+    }
+  }
+
+  /** Writes every key whose windows changed since the last write, so that snapshots and scans of the backend are complete. */
+  persist(): void {
+    const open = this.open;
+    const changed = new Map<KeyValue, number>();
+    for (const cell of open.allCells()) if (cell.epoch > open.cleanEpoch) changed.set(cell.key, cell.keyGroup);
+    for (const backed of open.backed.values()) if (backed.dirty && !backed.spilled) changed.set(backed.key, backed.keyGroup);
+    for (const [key, keyGroup] of changed) this.write(key, keyGroup);
+    open.cleanEpoch = open.epoch;
+  }
+
+  /** Puts one key's in-memory windows into the backend (or deletes its entry when it has none left). */
+  private write(key: KeyValue, keyGroup: number): BackedKey {
+    const open = this.open;
+    let backed = open.backed.get(key);
+    if (backed === undefined) open.backed.set(key, (backed = new BackedKey(key, keyGroup)));
+    const windows = open.windowsOf(key);
+    if (windows.length > 0) this.host.backend.put(this.ref(backed), windows);
+    else this.host.backend.delete(this.ref(backed));
+    backed.dirty = false;
+    return backed;
+  }
+
+  /** Spills the least recently used keys' windows once more than maxHeld are held (down to 3/4 of it, in bulk). */
+  private spillIfOver(): void {
+    const { open, host } = this;
+    if (open.heldCount <= host.maxHeld) return;
+    const keys = new Map<KeyValue, { keyGroup: number; epoch: number }>();
+    for (const cell of open.allCells()) {
+      const seen = keys.get(cell.key);
+      if (seen === undefined) keys.set(cell.key, { keyGroup: cell.keyGroup, epoch: cell.epoch });
+      else if (cell.epoch > seen.epoch) seen.epoch = cell.epoch;
+    }
+    // Keys touched by the current batch stay (the batch may still need them).
+    const candidates = [...keys].filter(([, k]) => k.epoch !== open.epoch).sort((a, b) => a[1].epoch - b[1].epoch);
+    const target = Math.floor(host.maxHeld * 0.75);
+    for (const [key, { keyGroup, epoch }] of candidates) {
+      if (open.heldCount <= target) break;
+      const known = open.backed.get(key);
+      const backed = known === undefined || known.dirty || epoch > open.cleanEpoch ? this.write(key, keyGroup) : known;
+      open.spill(backed);
+    }
+  }
+
+  /** Reads spilled keys' windows back from the backend (one batched read). */
+  private async reload(spilled: readonly BackedKey[]): Promise<void> {
+    const refs = spilled.map((b) => this.ref(b));
+    await this.host.backend.prefetch(refs);
+    const now = this.host.now();
+    const watermark = this.host.watermark();
+    for (let i = 0; i < spilled.length; i++) this.open.reload(spilled[i], this.host.backend.get<WindowEntry[]>(refs[i], now) ?? [], watermark);
+  }
+
+  /** Loads one key group's windows from the backend (start, restore, adopt); beyond the limit they stay there. */
+  async load(keyGroup: number): Promise<void> {
+    const { open, host } = this;
+    for await (const [keyBytes, windows] of host.backend.entries<WindowEntry[]>(keyGroup, host.namespace, host.now())) {
+      open.load(new BackedKey(decodeKey(keyBytes), keyGroup, keyBytes), windows, open.heldCount < host.maxHeld, host.watermark());
+    }
+  }
+
+  /** Forgets a key group (it left, or is about to be replaced by a restore). */
+  forgetKeyGroup(keyGroup: number): void {
+    this.open.forgetKeyGroup(keyGroup);
+  }
+
+  private ref(backed: BackedKey): StateRef {
+    return { keyGroup: backed.keyGroup, namespace: this.host.namespace, key: backed.keyBytes };
+  }
+}
