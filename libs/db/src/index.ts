@@ -1,5 +1,6 @@
 export { createPool, type PoolOptions } from './pool';
 export { withTenant } from './with-tenant';
+export { queryAsTenant } from './tenant-read';
 export { withTransaction } from './transaction';
 export { DatabaseError, DatabaseUnavailableError, InvalidTenantIdError, toDatabaseError } from './errors';
-export type { Pool, PoolClient } from 'pg';
+export type { Pool, PoolClient, QueryConfig, QueryResult, QueryResultRow } from 'pg';

@@ -10,6 +10,12 @@ export interface PoolOptions {
   readonly idleTimeoutMs?: number;
   /** Server-side cap per statement, so one runaway query cannot hold a connection forever. */
   readonly statementTimeoutMs?: number;
+  /**
+   * Pipelining (pg's `pipeline`, default on): a query is written without waiting for the answer to the one before
+   * it, so queryAsTenant sends BEGIN, its statement and COMMIT in one round trip. Code that awaits each query
+   * behaves exactly as without it.
+   */
+  readonly pipeline?: boolean;
   /** Called for errors on idle clients (a restarted server); without a listener pg would crash the process. */
   readonly onIdleError?: (err: Error) => void;
 }
@@ -23,6 +29,7 @@ export function createPool(options: PoolOptions): Pool {
     connectionTimeoutMillis: options.connectionTimeoutMs ?? 5_000,
     idleTimeoutMillis: options.idleTimeoutMs ?? 30_000,
     statement_timeout: options.statementTimeoutMs ?? 30_000,
+    pipeline: options.pipeline ?? true,
   };
   const pool = new Pool(config);
   pool.on('error', (err) => options.onIdleError?.(err));

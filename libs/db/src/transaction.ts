@@ -11,6 +11,7 @@ export async function withTransaction<T>(
   pool: Pool,
   fn: (client: PoolClient) => Promise<T>,
   beginStatements?: string,
+  begin: 'BEGIN' | 'BEGIN READ ONLY' = 'BEGIN',
 ): Promise<T> {
   let client: PoolClient;
   try {
@@ -21,7 +22,7 @@ export async function withTransaction<T>(
   let broken: Error | undefined;
   try {
     try {
-      await client.query(beginStatements ? `BEGIN; ${beginStatements}` : 'BEGIN');
+      await client.query(beginStatements ? `${begin}; ${beginStatements}` : begin);
     } catch (err) {
       throw toDatabaseError(err, 'begin transaction');
     }

@@ -12,9 +12,21 @@ const TENANT_ID = /^[A-Za-z0-9_-]{1,64}$/;
  * of the pooled connection. Commits when `fn` resolves, rolls back when it throws, and rethrows fn's error as is.
  */
 export function withTenant<T>(pool: Pool, tenantId: string, fn: (client: PoolClient) => Promise<T>): Promise<T> {
-  if (!TENANT_ID.test(tenantId)) {
-    return Promise.reject(new InvalidTenantIdError(`invalid tenant id ${JSON.stringify(tenantId)}`));
+  let statements: string;
+  try {
+    statements = beginTenantStatements(tenantId);
+  } catch (err) {
+    return Promise.reject(err);
   }
-  // The id matched TENANT_ID above (letters, digits, _ and -), so it is safe as a literal; one round trip with BEGIN.
-  return withTransaction(pool, fn, `SELECT set_config('app.tenant_id', '${tenantId}', true)`);
+  return withTransaction(pool, fn, statements);
+}
+
+/**
+ * The statement that sets the tenant for the current transaction, sent in the same round trip as BEGIN. Throws
+ * InvalidTenantIdError for an id that is not an identifier: it matched TENANT_ID (letters, digits, _ and -), so it
+ * is safe as a literal.
+ */
+export function beginTenantStatements(tenantId: string): string {
+  if (!TENANT_ID.test(tenantId)) throw new InvalidTenantIdError(`invalid tenant id ${JSON.stringify(tenantId)}`);
+  return `SELECT set_config('app.tenant_id', '${tenantId}', true)`;
 }

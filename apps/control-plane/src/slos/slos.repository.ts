@@ -56,22 +56,19 @@ export class SlosRepository {
   }
 
   async find(tenantId: string, id: string): Promise<Slo | undefined> {
-    return this.db.run(tenantId, async (client) => {
-      const { rows } = await client.query<SloRow>(`SELECT ${SLO_COLUMNS} FROM slos WHERE id = $1`, [id]);
-      return rows[0] ? toSlo(rows[0]) : undefined;
-    });
+    const rows = await this.db.read<SloRow>(tenantId, { name: 'slos.find', text: `SELECT ${SLO_COLUMNS} FROM slos WHERE id = $1`, values: [id] });
+    return rows[0] ? toSlo(rows[0]) : undefined;
   }
 
   async list(tenantId: string, limit: number, afterId: string | undefined, deploymentId: string | undefined): Promise<Slo[]> {
-    return this.db.run(tenantId, async (client) => {
-      const { rows } = await client.query<SloRow>(
-        `SELECT ${SLO_COLUMNS} FROM slos
+    const rows = await this.db.read<SloRow>(tenantId, {
+      name: 'slos.list',
+      text: `SELECT ${SLO_COLUMNS} FROM slos
          WHERE ($2::text IS NULL OR id > $2) AND ($3::text IS NULL OR deployment_id = $3)
          ORDER BY id LIMIT $1`,
-        [limit, afterId ?? null, deploymentId ?? null],
-      );
-      return rows.map(toSlo);
+      values: [limit, afterId ?? null, deploymentId ?? null],
     });
+    return rows.map(toSlo);
   }
 
   async delete(tenantId: string, id: string): Promise<boolean> {
