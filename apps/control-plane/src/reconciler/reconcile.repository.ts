@@ -29,10 +29,8 @@ export class ReconcileRepository {
    * instance holds it or it is no longer due.
    */
   async claim(client: PoolClient, tenantId: string, installation: string, id: string): Promise<Deployment | null> {
-    // The tenant row first (KEY SHARE, as the foreign keys of the rows written below would take it later): the
-    // API locks the tenant before its deployments (quota checks), and taking the two in the same order means a
-    // reconcile can never deadlock with a create or patch of the same tenant.
-    await q(client, 'lock tenant', 'SELECT 1 FROM tenants WHERE id = $1 FOR KEY SHARE', [tenantId]);
+    // No tenant lock first: the rows written below take KEY SHARE on the tenant through their foreign keys, which the
+    // API's quota lock (FOR NO KEY UPDATE) does not exclude, so a reconcile never waits for a create or patch.
     const rows = await q<DeploymentRow>(
       client,
       'claim deployment',

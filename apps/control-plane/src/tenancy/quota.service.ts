@@ -21,11 +21,13 @@ export class QuotaService {
   }
 
   /**
-   * Locks the tenant's row (FOR UPDATE) for the rest of the transaction and returns its quotas: concurrent deploys
-   * of one tenant queue here, so two of them cannot both pass a check that only one fits.
+   * Locks the tenant's row for the rest of the transaction and returns its quotas: concurrent deploys of one tenant
+   * queue here, so two of them cannot both pass a check that only one fits. FOR NO KEY UPDATE, not FOR UPDATE: it
+   * excludes itself just the same, but not the KEY SHARE lock a foreign key to the tenant takes, so writers of the
+   * tenant's other rows (the reconciler's runs and transitions, uploads) never wait for a quota check.
    */
   async lockQuotas(client: PoolClient, tenantId: string): Promise<TenantQuotas> {
-    return this.read(client, tenantId, 'FOR UPDATE');
+    return this.read(client, tenantId, 'FOR NO KEY UPDATE');
   }
 
   /**
@@ -42,7 +44,7 @@ export class QuotaService {
     checkDeployQuota(quotas, await readUsage(client), request);
   }
 
-  private async read(client: PoolClient, tenantId: string, lock: '' | 'FOR UPDATE'): Promise<TenantQuotas> {
+  private async read(client: PoolClient, tenantId: string, lock: '' | 'FOR NO KEY UPDATE'): Promise<TenantQuotas> {
     const { rows } = await client.query<QuotaRow>(
       `SELECT max_deployments, max_total_parallelism, max_bundle_bytes FROM tenants WHERE id = $1 ${lock}`,
       [tenantId],
