@@ -1,5 +1,5 @@
 import type { DeploymentRun } from '../deployments/deployment';
-import { latestCheckpointOf } from '../savepoints/restore-points';
+import { LATEST_CHECKPOINT, latestCheckpointOf } from '../savepoints/restore-points';
 import { describeRestore, goTo, openRun, stay, upgradeSavepointId, type Next, type ReconcileContext } from './state-machine';
 
 /**
@@ -42,7 +42,7 @@ async function place(ctx: ReconcileContext): Promise<Next> {
     bundleId,
     parallelism,
     reason: `${deployment.status}: ${deployment.statusReason}`,
-    restoreFrom: restoreFromFor(deployment),
+    restoreFrom: unfinishedRestore(ctx) ?? restoreFromFor(deployment),
     keptState: deployment.pendingUpgrade?.mode !== 'stateless',
   });
   if (!result.placed) return stay(result.reason);
@@ -97,6 +97,16 @@ function restoreFromFor(deployment: ReconcileContext['deployment']): DeploymentR
   const mode = deployment.status === 'UPGRADING' ? deployment.pendingUpgrade?.mode : undefined;
   const latest = deployment.status === 'RECOVERING' || deployment.status === 'RESCALING' || mode === 'last-state' || mode === 'savepoint';
   return latest ? latestCheckpointOf(deployment.tenantId, deployment.id) : null;
+}
+
+/**
+ * A recovery of a run that restored a savepoint but never ran: that savepoint is still the job's state (the latest
+ * checkpoint is older than it, and its exactly-once output is committed: restoring the checkpoint would repeat it).
+ */
+function unfinishedRestore(ctx: ReconcileContext): DeploymentRun['restoreFrom'] {
+  const previous = ctx.run;
+  if (ctx.deployment.status !== 'RECOVERING' || !previous || previous.runningAt || !previous.restoreFrom) return null;
+  return previous.restoreFrom.snapshotId === LATEST_CHECKPOINT ? null : previous.restoreFrom;
 }
 
 /** A savepoint upgrade stops the old run with a savepoint, unless the tenant named the savepoint to restore. */

@@ -330,6 +330,14 @@ describe('RESCALING / UPGRADING / RECOVERING', () => {
     expect(calls).toEqual(['stop 1', 'end 1 LOST', 'place b1 p1 from latest']);
   });
 
+  it('RECOVERING a run that restored a savepoint but never ran restores that savepoint again', async () => {
+    const restoreFrom = { snapshotId: 'suspend-run-1', location: 'k' };
+    const { calls } = await step('RECOVERING', { run: run({ runNo: 2, placedAt: T0, restoreFrom }), job: gone });
+    expect(calls).toEqual(['stop 2', 'end 2 LOST', 'place b1 p1 from suspend-run-1']);
+    const ran = await step('RECOVERING', { run: run({ runNo: 2, placedAt: T0, runningAt: T0, restoreFrom }), job: gone });
+    expect(ran.calls.at(-1)).toBe('place b1 p1 from latest');
+  });
+
   it('RECOVERING goes RUNNING when the new run runs, saying what it restored', async () => {
     const restoreFrom = { snapshotId: 'latest', location: 'tenants/t1/jobs/d1/' };
     const { next } = await step('RECOVERING', { run: run({ runNo: 2, workerId: 'w2', restoreFrom }), job: { kind: 'running', workerId: 'w2', subtasks: 1 } });
