@@ -46,6 +46,13 @@ export interface RuleAck {
   readonly parallelism: number;
   /** Timestamp of the rules record (its Kafka timestamp). */
   readonly ts: number;
+  /**
+   * Where this subtask was in its transactions input when it applied the message: per partition
+   * (`topic:partition`), the offset after the last transaction of that partition it had routed before. Its
+   * transactions of that partition below the offset were routed by the rules before the message, the others after.
+   * A partition is absent when none of its transactions reached this subtask yet (since it started or restored).
+   */
+  readonly inputPosition?: Readonly<Record<string, string>>;
 }
 
 export type RouterOutput = RuledTransaction | RuleAck;

@@ -87,7 +87,7 @@ describe('fraud job: a rule version swap under load on Kafka', () => {
       await new Promise((resolve) => setTimeout(resolve, 1_000));
       await writer.send([{ topic: topics.rulesTopic, key: 'every-tx', value: JSON.stringify(everyTx(2)) }]);
       await part1;
-      await readUntil(kafka, topics.ruleAcksTopic, 1, acked(2));
+      const acks = (await readUntil(kafka, topics.ruleAcksTopic, 1, acked(2))).map(parse<RuleAck>);
       // Part 2 only after every routing subtask acknowledged v2: all of it must be judged by v2.
       await produceTransactions(kafka, { seed: 2, ratePerSec: 1_500 }, { topic: topics.transactionsTopic, count: 1_500, partitions: 2, writerId: `swap-p2-${suffix}` });
       const flush = { txId: 'flush', ts: Date.now() + 600_000, payer: 'flush', beneficiary: 'flush', card: 'flush', merchant: 'flush', amount: 1 };
@@ -116,6 +116,14 @@ describe('fraud job: a rule version swap under load on Kafka', () => {
         const switchAt = versions.indexOf(2);
         expect(versions.slice(0, switchAt === -1 ? versions.length : switchAt).every((v) => v === 1)).toBe(true);
         if (switchAt !== -1) expect(versions.slice(switchAt).every((v) => v === 2)).toBe(true);
+      }
+      // Each subtask's v2 ack says where in its input it switched: per partition, the first offset judged by v2.
+      const positionOf = (subtask: number) => acks.find((a) => a.ruleVersion === 2 && a.subtask === subtask)?.inputPosition;
+      for (const r of inputs) {
+        const txId = parse<{ txId: string }>(r).txId;
+        const subtask = routing.ownerOf(keyGroupFor(encodeKey(txId), MAX_PARALLELISM));
+        const from = BigInt(positionOf(subtask)?.[`${topics.transactionsTopic}:${r.partition}`] ?? '0');
+        expect(`${txId} v${versionOf.get(txId)![0]}`).toBe(`${txId} v${BigInt(r.offset) >= from ? 2 : 1}`);
       }
       expect(inputs.filter((r) => parse<{ txId: string }>(r).txId.startsWith('tx-2-')).every((r) => versionOf.get(parse<{ txId: string }>(r).txId)![0] === 2)).toBe(true);
       // v1 was acknowledged before the first transaction was sent.

@@ -26,7 +26,7 @@ import { referenceAlertsStamped } from '../../fraud/reference-evaluator';
 import { api, deleteTopics, ensureTopics, spawnWorker, startWorker, waitForDeployment, waitForStatus, type Api } from '../deployments/support';
 import { adminHeaders, deleteQueues, deleteWorkers, eventually, startControlPlane, testConfig, uniquePrefix, type RunningControlPlane } from '../support/control-plane';
 import { createTestTenant, type TestTenant } from '../support/tenants';
-import { everyTx, ownerOf, parse, readUntil, uploadFraudBundle, waitForRollout } from './support';
+import { everyTx, ownerOf, parse, readUntil, switchMismatches, uploadFraudBundle, waitForRollout } from './support';
 
 const run = randomBytes(3).toString('hex');
 const V1 = everyTx(1);
@@ -164,6 +164,11 @@ describe('a rule rollout racing a worker crash', () => {
       expect(versions.slice(switchAt).every((v) => v === 2), `channel ${channel} goes back to v1 after v2`).toBe(true);
     }
     expect(judged.filter((tx) => tx.txId.startsWith('tx-41-')).every((tx) => versionOf(tx) === 2)).toBe(true);
+    // Where each subtask says it switched (its acknowledged input position) is where it did, on every channel.
+    const routed = inputs.map((r, i) => ({ partition: r.partition, offset: r.offset, txId: txs[i].txId, version: versionsOf.get(txs[i].txId)?.[0] ?? 0 }))
+      .filter((j) => !j.txId.startsWith('flush'));
+    const positionOf = (subtask: number) => rollout.subtasks.find((s) => s.operatorId === 'route-by-rule' && s.subtask === subtask)?.inputPosition ?? null;
+    expect(switchMismatches(routed, topics.transactionsTopic, rangesOf(0), positionOf, 2)).toEqual([]);
 
     // Every alert as the reference computes it for that assignment of versions.
     const versions = new Map<number, VersionedRule>([[1, { ...V1, version: 1 } as VersionedRule], [2, { ...V2, version: 2 } as VersionedRule]]);

@@ -18,7 +18,7 @@ import type { Alert, FraudJobTopics } from '../../../examples/fraud-detection';
 import { api, deleteTopics, ensureTopics, startWorker, waitForStatus, type Api } from '../deployments/support';
 import { deleteQueues, deleteWorkers, eventually, startControlPlane, testConfig, uniquePrefix, type RunningControlPlane } from '../support/control-plane';
 import { createTestTenant, type TestTenant } from '../support/tenants';
-import { everyTx, ownerOf, parse, readUntil, uploadFraudBundle, waitForRollout } from './support';
+import { everyTx, ownerOf, parse, readUntil, switchMismatches, uploadFraudBundle, waitForRollout } from './support';
 
 const run = randomBytes(3).toString('hex');
 
@@ -101,10 +101,15 @@ describe('rules of a deployment: versions, rollouts, acks, swap under load, roll
     const routing = r1.subtasks.filter((s) => s.operatorId === 'route-by-rule');
     expect(routing.map((s) => [s.subtask, s.appliedVersion])).toEqual([[0, 1], [1, 1]]);
     expect(routing.every((s) => s.rulesOffset === r1.rulesOffset && r1.rulesOffset !== null)).toBe(true);
+    // No transaction had reached them yet: the version applies to all of their input.
+    expect(routing.map((s) => s.inputPosition)).toEqual([{}, {}]);
     await eventually('ACTIVE pushed', async () => (progress.some((m) => m.phase === 'ACTIVE') ? true : undefined), { timeoutMs: 5_000 });
     subscriber.disconnect();
     expect(progress).toContainEqual(expect.objectContaining({ phase: 'ROLLING_OUT', version: 1, acknowledgedSubtasks: 0 }));
-    expect(progress.find((m) => m.phase === 'ACTIVE')).toMatchObject({ version: 1, acknowledgedSubtasks: 2, totalSubtasks: 2 });
+    expect(progress.find((m) => m.phase === 'ACTIVE')).toMatchObject({
+      version: 1, acknowledgedSubtasks: 2, totalSubtasks: 2,
+      subtasks: [0, 1].map((subtask) => ({ operatorId: 'route-by-rule', subtask, appliedVersion: 1, inputPosition: {} })),
+    });
 
     // Transactions flow in chunks (seeds 100, 101, …) from before v2 (same rule, limit 0: still alerts on every
     // transaction) is accepted until after every subtask acknowledged it: the swap lands inside the flow.
@@ -171,6 +176,10 @@ describe('rules of a deployment: versions, rollouts, acks, swap under load, roll
       expect(versions.slice(switchAt).every((v) => v === 2)).toBe(true);
     }
     expect([...channels.values()].flat()).toContain(1);
+    // Each subtask's acknowledged input position is exactly where its channels switched.
+    const judgedPart1 = part1Inputs.map((r) => ({ partition: r.partition, offset: r.offset, txId: txId(r), version: versionOf.get(txId(r))![0] }));
+    const positionOf = (subtask: number) => r2.subtasks.find((s) => s.operatorId === 'route-by-rule' && s.subtask === subtask)?.inputPosition ?? null;
+    expect(switchMismatches(judgedPart1, topics.transactionsTopic, ranges, positionOf, 2)).toEqual([]);
     expect([...channels.values()].flat()).toContain(2);
     // Chunks produced after the acks: v2 only.
     expect(inputs.filter((r) => Number(/^tx-1(\d\d)-/.exec(txId(r))?.[1] ?? -1) > ackedAtChunk).every((r) => versionOf.get(txId(r))![0] === 2)).toBe(true);
@@ -210,7 +219,7 @@ describe('rules of a deployment: versions, rollouts, acks, swap under load, roll
     expect(results.truncated).toBe(false);
     // v1 was never shadowed: nothing to report.
     expect((await client.get(`${rulesPath()}/1/shadow-results`)).body.totalAlerts).toBe(0);
-  });
+  }, 120_000);
 
   async function eventuallyResults(count: number) {
     let last: Record<string, any> | undefined; // eslint-disable-line @typescript-eslint/no-explicit-any

@@ -57,7 +57,7 @@ export interface RolloutBody {
   rulesOffset: string | null;
   acknowledgedSubtasks: number;
   totalSubtasks: number | null;
-  subtasks: { operatorId: string; subtask: number; appliedVersion: number | null; rulesOffset: string | null }[];
+  subtasks: { operatorId: string; subtask: number; appliedVersion: number | null; rulesOffset: string | null; inputPosition: Record<string, string> | null }[];
   message: string | null;
 }
 
@@ -107,3 +107,31 @@ export function ownerOf(ranges: { subtask: number; keyGroups: number[][] }[], tx
 export const everyTx = (limit = 1) => ({
   ruleId: 'every-tx', state: 'ACTIVE', groupingKeys: ['payer'], function: 'COUNT', comparison: '>=', limit, windowMs: 1_000,
 });
+
+/**
+ * Checks a subtask's acknowledged input position against what happened: on each input channel (source partition →
+ * routing subtask), a transaction at or after the subtask's position for its partition must be judged by `version`,
+ * one before it by another version (a partition missing from the position: all of it after). Returns the mismatches.
+ */
+export function switchMismatches(
+  judged: readonly { partition: number; offset: string; txId: string; version: number }[],
+  topic: string,
+  ranges: { subtask: number; keyGroups: number[][] }[],
+  positionOf: (subtask: number) => Record<string, string> | null,
+  version: number,
+): string[] {
+  const out: string[] = [];
+  for (const j of judged) {
+    const subtask = ownerOf(ranges, j.txId);
+    const position = positionOf(subtask);
+    if (!position) {
+      out.push(`subtask ${subtask} reported no input position`);
+      continue;
+    }
+    const from = BigInt(position[`${topic}:${j.partition}`] ?? '0');
+    if ((BigInt(j.offset) >= from) !== (j.version === version)) {
+      out.push(`${j.txId} at ${j.partition}:${j.offset} judged by v${j.version}, subtask ${subtask} switched to v${version} at ${from}`);
+    }
+  }
+  return out;
+}

@@ -6,8 +6,9 @@ const rollout: Rollout = {
   id: 'ro_1', deploymentId: 'd1', version: 3, kind: 'ROLLOUT', phase: 'ROLLING_OUT', publishTs: 1_000, rulesTopic: 't.x.rules', acksTopic: 't.x.acks',
   expectedRuleIds: ['a', 'gone'], rulesOffset: '41', message: null, createdAt: new Date(0), completedAt: null,
 };
-const ack = (subtask: number, ruleId: string, outcome: RolloutAck['outcome'] = 'applied'): RolloutAck => ({
+const ack = (subtask: number, ruleId: string, outcome: RolloutAck['outcome'] = 'applied', inputPosition: RolloutAck['inputPosition'] = null): RolloutAck => ({
   operatorId: 'route', subtask, parallelism: 2, ruleId, outcome, problems: outcome === 'rejected' ? ['rule.limit: bad'] : null, acksOffset: '0:1', ackedAt: new Date(5),
+  inputPosition,
 });
 
 describe('rolloutStatus', () => {
@@ -28,6 +29,15 @@ describe('rolloutStatus', () => {
   it('is FAILED when a subtask rejected a rule, naming it', () => {
     const s = rolloutStatus(rollout, [ack(0, 'a', 'rejected')]);
     expect(outcomeOf(s)).toEqual({ phase: 'FAILED', message: 'subtask 0 rejected a: rule.limit: bad' });
+  });
+
+  it("gives a subtask's input position once it applied the whole version: per partition, after its last rule", () => {
+    const s = rolloutStatus(rollout, [
+      ack(0, 'a', 'applied', { 'tx:0': '9', 'tx:1': '120' }), ack(0, 'gone', 'deleted', { 'tx:0': '10', 'tx:1': '120' }),
+      ack(1, 'a', 'applied', { 'tx:0': '7' }),
+    ]);
+    expect(s.subtasks.map((t) => t.inputPosition)).toEqual([{ 'tx:0': '10', 'tx:1': '120' }, null]);
+    expect(rolloutStatus(rollout, [ack(0, 'a'), ack(0, 'gone', 'deleted')]).subtasks[0].inputPosition).toBeNull();
   });
 
   it('has no total before the first ack', () => {

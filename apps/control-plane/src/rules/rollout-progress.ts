@@ -1,4 +1,4 @@
-import type { Rollout, RolloutAck, RolloutStatus, SubtaskProgress } from './rule-set';
+import type { InputPosition, Rollout, RolloutAck, RolloutStatus, SubtaskProgress } from './rule-set';
 
 /**
  * Folds a rollout's acks into per-subtask progress. A subtask applies the rollout's version once it acknowledged
@@ -29,6 +29,7 @@ export function rolloutStatus(rollout: Rollout, acks: readonly RolloutAck[]): Ro
         acknowledgedRules: done.size,
         rejected: mine.filter((a) => a.outcome === 'rejected').map((a) => ({ ruleId: a.ruleId, problems: a.problems ?? [] })),
         rulesOffset: complete ? rollout.rulesOffset : null,
+        inputPosition: complete ? latestPosition(mine) : null,
         lastAckAt: mine.length ? new Date(Math.max(...mine.map((a) => a.ackedAt.getTime()))) : null,
       });
     }
@@ -45,4 +46,21 @@ export function outcomeOf(status: RolloutStatus): { phase: 'ACTIVE' | 'FAILED'; 
     return { phase: 'ACTIVE', message: `every subtask (${status.totalSubtasks}) applies version ${status.version}` };
   }
   return null;
+}
+
+/**
+ * A subtask applies a version's rules one record at a time; it has switched once the last of them is applied, so
+ * per partition the highest position among its acks (positions only grow within a subtask's input).
+ */
+function latestPosition(acks: readonly RolloutAck[]): InputPosition | null {
+  const out: Record<string, string> = {};
+  let any = false;
+  for (const ack of acks) {
+    if (!ack.inputPosition) continue;
+    any = true;
+    for (const [at, offset] of Object.entries(ack.inputPosition)) {
+      if (out[at] === undefined || BigInt(offset) > BigInt(out[at])) out[at] = offset;
+    }
+  }
+  return any ? out : null;
 }

@@ -6,7 +6,7 @@ import { EventPublisher } from '../graphql/events';
 import type { RuleRolloutMessage } from '../graphql/models/events.model';
 import { TenantDb } from '../tenancy';
 import { outcomeOf, rolloutStatus } from './rollout-progress';
-import type { RolloutAck, RolloutStatus } from './rule-set';
+import type { InputPosition, RolloutAck, RolloutStatus } from './rule-set';
 import { RulesKafka } from './rules-kafka';
 import { RulesRepository } from './rules.repository';
 
@@ -24,6 +24,7 @@ interface JobAck {
   readonly subtask?: number;
   readonly parallelism?: number;
   readonly ts?: number;
+  readonly inputPosition?: Record<string, unknown>;
 }
 
 interface Watch {
@@ -108,7 +109,7 @@ export class RuleAcksCollector implements OnApplicationShutdown {
       list.push({
         operatorId: ack.operatorId!, subtask: ack.subtask!, parallelism: ack.parallelism!, ruleId: ack.ruleId,
         outcome: ack.outcome as RolloutAck['outcome'], problems: ack.problems ?? null, acksOffset: `${r.partition}:${r.offset}`,
-        ackedAt: new Date(r.timestamp),
+        ackedAt: new Date(r.timestamp), inputPosition: positionOf(ack.inputPosition),
       });
       byTs.set(ack.ts!, list);
     }
@@ -148,6 +149,7 @@ export function progressMessage(s: RolloutStatus): RuleRolloutMessage {
     totalSubtasks: s.totalSubtasks ?? 0,
     message: s.message,
     at: Date.now(),
+    subtasks: s.subtasks.map(({ operatorId, subtask, appliedVersion, inputPosition }) => ({ operatorId, subtask, appliedVersion, inputPosition })),
   };
 }
 
@@ -160,4 +162,11 @@ function parseAck(r: ConsumedRecord): JobAck | null {
   } catch {
     return null;
   }
+}
+
+/** `{ "topic:partition": "offset" }` with decimal offsets, else null (a job that reports no position, or garbage). */
+function positionOf(value: unknown): InputPosition | null {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return null;
+  const entries = Object.entries(value as Record<string, unknown>);
+  return entries.every(([, v]) => typeof v === 'string' && /^\d{1,20}$/.test(v)) ? (Object.fromEntries(entries) as InputPosition) : null;
 }

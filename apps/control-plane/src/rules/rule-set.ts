@@ -39,7 +39,12 @@ export interface RolloutAck {
   readonly problems: readonly string[] | null;
   readonly acksOffset: string;
   readonly ackedAt: Date;
+  /** Per source partition (`topic:partition`), the offset after the last data record routed before the rule. */
+  readonly inputPosition: InputPosition | null;
 }
+
+/** Per source partition (`topic:partition`), an offset in it. */
+export type InputPosition = Readonly<Record<string, string>>;
 
 /** Per subtask: has it applied the whole rollout, and where. */
 export interface SubtaskProgress {
@@ -52,6 +57,12 @@ export interface SubtaskProgress {
   readonly rejected: readonly { readonly ruleId: string; readonly problems: readonly string[] }[];
   /** The rules-topic offset of the rollout's last record: this subtask applies the version from there on. */
   readonly rulesOffset: string | null;
+  /**
+   * Where in its data input this subtask switched to the version: per source partition, the offset after the last
+   * record it routed by the previous rules; its records of that partition from this offset on are routed by this
+   * version. Null until it applied the whole version, or when the job does not report positions.
+   */
+  readonly inputPosition: InputPosition | null;
   readonly lastAckAt: Date | null;
 }
 

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { PoolClient } from '@weir/db';
-import type { Rollout, RolloutAck, RolloutKind, RolloutPhase, RuleSetVersion } from './rule-set';
+import type { InputPosition, Rollout, RolloutAck, RolloutKind, RolloutPhase, RuleSetVersion } from './rule-set';
 
 interface VersionRow { deployment_id: string; version: number; document: { rules: Record<string, unknown>[] }; created_at: Date }
 interface RolloutRow {
@@ -119,14 +119,14 @@ export class RulesRepository {
   async insertAcks(client: PoolClient, tenantId: string, rolloutId: string, acks: readonly RolloutAck[]): Promise<void> {
     if (acks.length === 0) return;
     await client.query(
-      `INSERT INTO rule_rollout_acks (tenant_id, rollout_id, operator_id, subtask, parallelism, rule_id, outcome, problems, acks_offset, acked_at)
-       SELECT $1, $2, a.operator_id, a.subtask, a.parallelism, a.rule_id, a.outcome, a.problems, a.acks_offset, a.acked_at
+      `INSERT INTO rule_rollout_acks (tenant_id, rollout_id, operator_id, subtask, parallelism, rule_id, outcome, problems, acks_offset, acked_at, input_position)
+       SELECT $1, $2, a.operator_id, a.subtask, a.parallelism, a.rule_id, a.outcome, a.problems, a.acks_offset, a.acked_at, a.input_position
        FROM jsonb_to_recordset($3::jsonb) AS a(operator_id text, subtask int, parallelism int, rule_id text, outcome text, problems jsonb,
-         acks_offset text, acked_at timestamptz)
+         acks_offset text, acked_at timestamptz, input_position jsonb)
        ON CONFLICT DO NOTHING`,
       [tenantId, rolloutId, JSON.stringify(acks.map((a) => ({
         operator_id: a.operatorId, subtask: a.subtask, parallelism: a.parallelism, rule_id: a.ruleId, outcome: a.outcome,
-        problems: a.problems, acks_offset: a.acksOffset, acked_at: a.ackedAt.toISOString(),
+        problems: a.problems, acks_offset: a.acksOffset, acked_at: a.ackedAt.toISOString(), input_position: a.inputPosition,
       })))],
     );
   }
@@ -134,15 +134,15 @@ export class RulesRepository {
   async acks(client: PoolClient, rolloutId: string): Promise<RolloutAck[]> {
     const { rows } = await client.query<{
       operator_id: string; subtask: number; parallelism: number; rule_id: string; outcome: RolloutAck['outcome']; problems: string[] | null;
-      acks_offset: string; acked_at: Date;
+      acks_offset: string; acked_at: Date; input_position: InputPosition | null;
     }>(
-      `SELECT operator_id, subtask, parallelism, rule_id, outcome, problems, acks_offset, acked_at FROM rule_rollout_acks
+      `SELECT operator_id, subtask, parallelism, rule_id, outcome, problems, acks_offset, acked_at, input_position FROM rule_rollout_acks
        WHERE rollout_id = $1 ORDER BY operator_id, subtask, rule_id`,
       [rolloutId],
     );
     return rows.map((r) => ({
       operatorId: r.operator_id, subtask: r.subtask, parallelism: r.parallelism, ruleId: r.rule_id, outcome: r.outcome, problems: r.problems,
-      acksOffset: r.acks_offset, ackedAt: r.acked_at,
+      acksOffset: r.acks_offset, ackedAt: r.acked_at, inputPosition: r.input_position,
     }));
   }
 

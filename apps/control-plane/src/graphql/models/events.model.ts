@@ -25,6 +25,31 @@ export interface RuleRolloutMessage {
   readonly totalSubtasks: number;
   readonly message: string | null;
   readonly at: number;
+  /** Per subtask: the version it applies and where in its data input it switched (rules service's SubtaskProgress). */
+  readonly subtasks?: readonly {
+    readonly operatorId: string;
+    readonly subtask: number;
+    readonly appliedVersion: number | null;
+    readonly inputPosition: Readonly<Record<string, string>> | null;
+  }[];
+}
+
+@ObjectType('RuleInputPosition', { description: 'An offset in one source partition of a job\'s data input.' })
+export class RuleInputPositionModel {
+  @Field({ description: 'topic:partition' }) source!: string;
+  @Field({ description: 'The offset after the last record routed by the previous rules' }) offset!: string;
+}
+
+@ObjectType('RuleSubtaskProgress', { description: 'One routing subtask of a rule rollout.' })
+export class RuleSubtaskProgressModel {
+  @Field() operatorId!: string;
+  @Field(() => Int) subtask!: number;
+  @Field(() => Int, { nullable: true, description: "The rollout's version once this subtask applied all of it" }) appliedVersion!: number | null;
+  @Field(() => [RuleInputPositionModel], {
+    nullable: true,
+    description: 'Where in its data input the subtask switched to the version, per source partition; null until applied',
+  })
+  inputPosition!: RuleInputPositionModel[] | null;
 }
 
 @ObjectType('RuleRolloutProgress', {
@@ -41,9 +66,13 @@ export class RuleRolloutProgressModel {
   @Field(() => Int) totalSubtasks!: number;
   @Field(() => String, { nullable: true }) message!: string | null;
   @Field() at!: Date;
+  @Field(() => [RuleSubtaskProgressModel]) subtasks!: RuleSubtaskProgressModel[];
 
   static from(m: RuleRolloutMessage): RuleRolloutProgressModel {
-    return { ...m, at: new Date(m.at) };
+    const subtasks = (m.subtasks ?? []).map((s) => ({
+      ...s, inputPosition: s.inputPosition ? Object.entries(s.inputPosition).map(([source, offset]) => ({ source, offset })) : null,
+    }));
+    return { ...m, at: new Date(m.at), subtasks };
   }
 }
 

@@ -27,6 +27,14 @@ export class SubtaskProgressDto {
   @ApiProperty({ type: 'array', items: { type: 'object' } }) rejected!: { ruleId: string; problems: string[] }[];
   @ApiProperty({ type: String, nullable: true, description: 'Offset in the rules topic (its one partition) from which this subtask applies the version' })
   rulesOffset!: string | null;
+  @ApiProperty({
+    type: 'object', additionalProperties: { type: 'string' }, nullable: true, example: { 't.acme.transactions:0': '1200' },
+    description:
+      'Where in its data input this subtask switched to the version: per source partition (topic:partition), the offset ' +
+      'after the last record it routed by the previous rules; its records of that partition from this offset on are routed ' +
+      'by this version. A partition is missing when none of its records had reached the subtask yet. Null until applied.',
+  })
+  inputPosition!: Record<string, string> | null;
   @ApiProperty({ type: String, nullable: true }) lastAckAt!: string | null;
 }
 
@@ -80,5 +88,8 @@ export class ShadowResultsDto {
 }
 
 function subtaskDto(s: SubtaskProgress): SubtaskProgressDto {
-  return { ...s, rejected: s.rejected.map((r) => ({ ruleId: r.ruleId, problems: [...r.problems] })), lastAckAt: s.lastAckAt?.toISOString() ?? null };
+  return {
+    ...s, rejected: s.rejected.map((r) => ({ ruleId: r.ruleId, problems: [...r.problems] })), inputPosition: s.inputPosition ? { ...s.inputPosition } : null,
+    lastAckAt: s.lastAckAt?.toISOString() ?? null,
+  };
 }
