@@ -15,7 +15,7 @@ describe('toTopicMessages', () => {
     ]);
     expect(grouped[0].messages[1].partition).toBe(3);
     expect(grouped[1].messages[0].timestamp).toBe('42');
-    expect(grouped[0].messages[0].key).toBe('k');
+    expect(grouped[0].messages[0].key).toEqual(Buffer.from('k'));
   });
 });
 

@@ -1,7 +1,8 @@
-import { CompressionTypes, type Message, Partitioners, type Producer, type Kafka, type TopicMessages } from 'kafkajs';
+import { CompressionTypes, type Message, type Producer, type Kafka, type TopicMessages } from 'kafkajs';
 import type { KafkaTransaction, KafkaWriter, ProducedRecord, WriterOptions } from './contract';
 import { KafkaUsageError, wrapKafkaError } from './errors';
 import { withLinearGrouping } from './linear-grouping';
+import { javaCompatiblePartitioner } from './partitioner';
 import { producerTuning } from './tuning';
 
 /**
@@ -19,7 +20,8 @@ export function toTopicMessages(records: readonly ProducedRecord[]): TopicMessag
       if (lastMessages.length === 0) byTopic.set(r.topic, lastMessages);
     }
     lastMessages.push({
-      key: r.key ?? null,
+      // A string key becomes bytes once here, for both the partitioner and the request encoder.
+      key: typeof r.key === 'string' ? Buffer.from(r.key) : (r.key ?? null),
       value: r.value,
       partition: r.partition,
       headers: r.headers as Message['headers'],
@@ -77,8 +79,9 @@ export class KafkajsWriter implements KafkaWriter {
   ) {
     this.compression = options.compression === 'gzip' ? CompressionTypes.GZIP : CompressionTypes.None;
     this.producer = kafka.producer({
-      // Java-compatible murmur2 partitioning, so keyed records land where Java/Kafka Streams producers put them.
-      createPartitioner: Partitioners.DefaultPartitioner,
+      // Java-compatible murmur2 partitioning, so keyed records land where Java/Kafka Streams producers put them
+      // (kafkajs's DefaultPartitioner, in 32-bit arithmetic: partitioner.ts).
+      createPartitioner: javaCompatiblePartitioner,
       idempotent: true,
       allowAutoTopicCreation: false,
       transactionalId: options.transactionalId,
