@@ -10,7 +10,8 @@
  *    latency that grows for as long as the probe lasts). Probes start at the drain figure and search geometrically.
  * 3. p50_ms / p99_ms: event-time latency (scheduled send time → result read from the output topic, HDR) while the
  *    generator offers 80% of the sustained throughput at a fixed rate. The generator stamps each event with its
- *    scheduled time, so a stalled send shows up as latency (no coordinated omission).
+ *    scheduled time, so a stalled send shows up as latency (no coordinated omission). A latency run that does not
+ *    keep up (same test as a probe) is repeated at 80% of its rate, at most LATENCY_ATTEMPTS times in all.
  * The generator and the output reader run in a child process (`--role load`), as producers and consumers would
  * elsewhere, so they do not take the engine's event loop; the engine process runs only the job.
  */
@@ -37,6 +38,7 @@ const MAX_PROBES = 5;
 const SEARCH_RESOLUTION = 1.15;
 const LATENCY_WARMUP_MS = 5_000;
 const LATENCY_MS = 15_000;
+const LATENCY_ATTEMPTS = 3;
 
 export interface KafkaPipelineOptions {
   readonly keys: number;
@@ -284,13 +286,20 @@ async function latencyAtLoad(connector: KafkaConnector, topics: Record<string, s
   const load = new LoadChild(topics.latencyIn, topics.latencyOut, options.keys);
   try {
     const sustained = await sustainedRate(load, drainRps);
-    // Nothing held: measure at 80% of the lowest rate tried rather than not at all (the table says so).
-    const rate = Math.max(100, Math.round(0.8 * (sustained > 0 ? sustained : drainRps * 0.7 ** MAX_PROBES)));
-    const report = await load.run({ rate, warmupMs: LATENCY_WARMUP_MS, durationMs: LATENCY_MS });
-    printTable(
-      [{ rate_per_s: rate, sent: report.sent, received: report.received, ...latencyColumns(report.summary) }],
-      'event-time latency (scheduled time → result read from the output topic) at 80% of the sustained throughput',
-    );
+    // Nothing held: start from the lowest rate tried rather than not measure at all (the tables say so).
+    let rate = Math.max(100, Math.round(0.8 * (sustained > 0 ? sustained : drainRps * 0.7 ** MAX_PROBES)));
+    // The machine's spare CPU changes from minute to minute: a run that did not keep up is repeated lower, so the
+    // figure reported comes from a load the pipeline sustained (each row says whether it did).
+    const rows = [];
+    let report: LoadReport;
+    for (let attempt = 1; ; attempt++) {
+      report = await load.run({ rate, warmupMs: LATENCY_WARMUP_MS, durationMs: LATENCY_MS });
+      const ok = keptUp(report);
+      rows.push({ attempt, rate_per_s: rate, sent: report.sent, received: report.received, kept_up: ok, ...latencyColumns(report.summary) });
+      if (ok || attempt === LATENCY_ATTEMPTS) break;
+      rate = Math.max(100, Math.round(rate * 0.8));
+    }
+    printTable(rows, 'event-time latency (scheduled time → result read from the output topic) at 80% of the sustained throughput');
     return { sustained, latency: report.summary };
   } finally {
     load.close();
