@@ -26,7 +26,7 @@ export function startProcess(entry: string, env: NodeJS.ProcessEnv, logFile: str
 }
 
 /** Polls `check` until it returns a value, or fails after `timeoutMs` with `what` in the message. */
-export async function waitFor<T>(what: string, timeoutMs: number, check: () => Promise<T | undefined>): Promise<T> {
+export async function waitFor<T>(what: string, timeoutMs: number, check: () => Promise<T | undefined>, everyMs = 250): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   while (Date.now() < deadline) {
@@ -36,7 +36,7 @@ export async function waitFor<T>(what: string, timeoutMs: number, check: () => P
     } catch (err) {
       last = err;
     }
-    await new Promise((r) => setTimeout(r, 250));
+    await new Promise((r) => setTimeout(r, everyMs));
   }
   throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}${last ? ` (${(last as Error).message})` : ''}`);
 }
