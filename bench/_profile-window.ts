@@ -1,10 +1,12 @@
 /**
  * Profiling aid for the window path of bench/engine.ts (not a benchmark; no JSON line):
- *   node --cpu-prof -r @swc-node/register bench/_profile-window.ts [--records N] [--state memory] [--immutable]
+ *   node -r @swc-node/register bench/_profile-window.ts [--records N] [--state memory] [--immutable] [--profile FILE]
+ * `--profile FILE` writes a CPU profile of the job run alone (not of start-up and input generation) to FILE.
  * Runs the same job as engine_vs_loop once and prints wall time and this process's CPU time for it, because on a
  * shared machine CPU time says more about the code than wall time does.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { Session } from 'node:inspector/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createStateBackend } from '@weir/state';
@@ -15,6 +17,8 @@ const RECORDS = at === -1 ? 300_000 : Number(process.argv[at + 1]);
 const memory = process.argv.includes('memory');
 /** `--immutable`: a new accumulator per record instead of bench/engine.ts' in-place one. */
 const immutable = process.argv.includes('--immutable');
+const profileAt = process.argv.indexOf('--profile');
+const profileFile = profileAt === -1 ? undefined : process.argv[profileAt + 1];
 
 interface Event {
   readonly key: string;
@@ -61,6 +65,12 @@ async function main(): Promise<void> {
       .window('totals', tumbling(1_000), aggregate({ createAccumulator: () => ({ count: 0, sum: 0 }), add: immutable ? addImmutable : addInPlace, getResult: (a) => a }))
       .sink('out', memorySink()),
   );
+  const session = profileFile ? new Session() : undefined;
+  if (session) {
+    session.connect();
+    await session.post('Profiler.enable');
+    await session.post('Profiler.start');
+  }
   try {
     const cpu0 = process.cpuUsage();
     const t0 = performance.now();
@@ -72,6 +82,7 @@ async function main(): Promise<void> {
     await running.done;
     const wall = performance.now() - t0;
     const cpu = process.cpuUsage(cpu0);
+    if (session) await writeFile(profileFile!, JSON.stringify((await session.post('Profiler.stop')).profile));
     const cpuMs = (cpu.user + cpu.system) / 1000;
     console.log(`${RECORDS} records: wall ${wall.toFixed(0)} ms (${Math.round((RECORDS / wall) * 1000)} rec/s), cpu ${cpuMs.toFixed(0)} ms (${Math.round((RECORDS / cpuMs) * 1000)} rec/cpu-s), ${running.collected('out').length} results`);
   } finally {

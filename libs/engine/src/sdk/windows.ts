@@ -94,6 +94,8 @@ export interface WindowFunctionSpec<K extends KeyValue, I, O> {
   readonly add: (value: I, accumulator: unknown) => unknown;
   readonly merge?: (a: unknown, b: unknown) => unknown;
   readonly emit: (key: K, window: TimeWindow, accumulator: unknown) => O[];
+  /** Optional: the one result of a function that always emits exactly one (saves the array per firing). */
+  readonly emitSingle?: (key: K, window: TimeWindow, accumulator: unknown) => O;
 }
 
 export function aggregate<K extends KeyValue, I, A, R, O = WindowResult<K, R>>(
@@ -106,6 +108,7 @@ export function aggregate<K extends KeyValue, I, A, R, O = WindowResult<K, R>>(
     add: (value, acc) => fn.add(value, acc as A),
     merge: fn.merge ? (a, b) => fn.merge!(a as A, b as A) : undefined,
     emit: (key, w, acc) => [shape(key, w, fn.getResult(acc as A))],
+    emitSingle: (key, w, acc) => shape(key, w, fn.getResult(acc as A)),
   };
 }
 
@@ -123,15 +126,21 @@ function isEmpty(acc: unknown): boolean {
   return (acc as { empty?: boolean }).empty === true;
 }
 
-/** Keeps every element of the window and hands them to `fn` when the window fires (costly for big windows). */
+/**
+ * Keeps every element of the window and hands them to `fn` when the window fires (memory grows with the window).
+ * Elements are appended in place (the runtime owns the accumulator); `fn` gets a copy, which it may keep.
+ */
 export function processWindow<K extends KeyValue, I, O>(
   fn: (key: K, window: TimeWindow, elements: readonly I[]) => O[],
 ): WindowFunctionSpec<K, I, O> {
   return {
     createAccumulator: () => [],
-    add: (value, acc) => [...(acc as I[]), value],
+    add: (value, acc) => {
+      (acc as I[]).push(value);
+      return acc;
+    },
     merge: (a, b) => [...(a as I[]), ...(b as I[])],
-    emit: (key, w, acc) => fn(key, w, acc as I[]),
+    emit: (key, w, acc) => fn(key, w, (acc as I[]).slice()),
   };
 }
 

@@ -32,6 +32,8 @@ export interface HeldWindowsHost {
  */
 export class HeldWindows {
   private readonly open = new OpenWindows();
+  /** Tumbling: the start of the last record's window. */
+  private lastStart = Number.NaN;
 
   constructor(private readonly host: HeldWindowsHost) {}
 
@@ -59,11 +61,15 @@ export class HeldWindows {
     const assigner = this.host.assigner;
     let accepted = false;
     if (assigner.kind === 'tumbling') {
-      // The common case without assignWindows' array and object per record.
+      // The common case without assignWindows' array and object per record, nor its float modulo when the record
+      // falls in the same window as the one before.
       const ts = record.timestamp;
-      const size = assigner.sizeMs;
-      const start = ts - ((((ts - assigner.offsetMs) % size) + size) % size);
-      accepted = this.add(record, start, start + size);
+      let start = this.lastStart;
+      if (!(ts >= start && ts < start + assigner.sizeMs)) {
+        const size = assigner.sizeMs;
+        start = this.lastStart = ts - ((((ts - assigner.offsetMs) % size) + size) % size);
+      }
+      accepted = this.add(record, start, start + assigner.sizeMs);
     } else {
       for (const w of assignWindows(assigner, record.timestamp)) if (this.add(record, w.start, w.end)) accepted = true;
     }
@@ -107,7 +113,8 @@ export class HeldWindows {
   private emitCell(slot: EndSlot, cell: WindowCell, ingestMs: number | undefined): void {
     const host = this.host;
     try {
-      for (const value of host.fn.emit(cell.key, { start: slot.start, end: slot.end }, cell.a)) host.emit(value, slot.end - 1, ingestMs);
+      if (host.fn.emitSingle) host.emit(host.fn.emitSingle(cell.key, slot.window, cell.a), slot.end - 1, ingestMs);
+      else for (const value of host.fn.emit(cell.key, slot.window, cell.a)) host.emit(value, slot.end - 1, ingestMs);
     } catch (err) {
       // A late re-firing throws into the record's own dead letter (the caller catches); a watermark firing here.
       if (ingestMs === undefined) throw err;

@@ -1,4 +1,5 @@
 import { encodeKey, type KeyValue } from '../../keygroups';
+import type { TimeWindow } from '../../sdk/windows';
 
 /** One open window of one key: [s, e) and its accumulator. Plain data so any state backend can store it. */
 export interface WindowEntry {
@@ -43,13 +44,17 @@ export class BackedKey {
 export class EndSlot {
   readonly cells = new Map<KeyValue, WindowCell>();
   spilled: Set<KeyValue> | undefined = undefined;
+  /** Handed to every firing of this slot's windows (TimeWindow is read-only). */
+  readonly window: TimeWindow;
 
   constructor(
     readonly start: number,
     readonly end: number,
     /** The watermark passed end − 1 (a slot created past its end counts as fired already). */
     public fired: boolean,
-  ) {}
+  ) {
+    this.window = { start, end };
+  }
 }
 
 /**
