@@ -67,7 +67,7 @@ export function bundlePolicy(options: { readonly root: string; readonly engineDi
   };
 }
 
+/** esbuild adds the place of the import statement (file:line:column) to the error. */
 function refuse(text: string) {
-  // No location: the text already names the importing file and the chain that reached it.
-  return { errors: [{ text, location: null }] };
+  return { errors: [{ text }] };
 }
