@@ -151,6 +151,11 @@ async function engineWindowRun(input: readonly Event[], dir: string): Promise<{ 
   return { rps: (input.length / elapsed) * 1000, results: out.length, checksum: out.reduce((s, r) => s + (r.value as { result: Totals }).result.count, 0) };
 }
 
+function cpuMsSince(start: NodeJS.CpuUsage): number {
+  const used = process.cpuUsage(start);
+  return (used.user + used.system) / 1000;
+}
+
 function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = sorted.length >> 1;
@@ -164,17 +169,31 @@ async function engineVsLoop(): Promise<number> {
   const rows = [];
   for (let run = 0; run < RUNS; run++) {
     const t0 = performance.now();
+    const loopCpu0 = process.cpuUsage();
     const reference = handLoop(input);
     const loopRps = (input.length / (performance.now() - t0)) * 1000;
+    const loopCpuMs = cpuMsSince(loopCpu0);
     const dir = await mkdtemp(join(tmpdir(), 'weir-bench-engine-'));
     try {
+      const engineCpu0 = process.cpuUsage();
       const result = await engineWindowRun(input, dir);
+      const engineCpuMs = cpuMsSince(engineCpu0);
       if (result.results !== reference.results || result.checksum !== reference.checksum) {
         throw new Error(`engine and loop disagree: ${result.results}/${result.checksum} vs ${reference.results}/${reference.checksum}`);
       }
       engine.push(result.rps);
       loop.push(loopRps);
-      rows.push({ run: run + 1, loop_rps: Math.round(loopRps), engine_rps: Math.round(result.rps), ratio: result.rps / loopRps, windows: reference.results });
+      rows.push({
+        run: run + 1,
+        loop_rps: Math.round(loopRps),
+        engine_rps: Math.round(result.rps),
+        ratio: result.rps / loopRps,
+        // CPU time of this process over each side: on a shared machine it moves less than wall time does.
+        loop_cpu_ms: Math.round(loopCpuMs),
+        engine_cpu_ms: Math.round(engineCpuMs),
+        cpu_ratio: loopCpuMs / engineCpuMs,
+        windows: reference.results,
+      });
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
