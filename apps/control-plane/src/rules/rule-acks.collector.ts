@@ -1,8 +1,11 @@
-import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import type { WeirConfig } from '@weir/config';
+import type { Pool } from '@weir/db';
 import type { ConsumedRecord, KafkaReader } from '@weir/kafka';
 import type { Logger } from 'pino';
-import { ROOT_LOGGER } from '../control-plane-options';
+import { ROOT_LOGGER, WEIR_CONFIG } from '../control-plane-options';
 import { EventPublisher } from '../graphql/events';
+import { PG_POOL } from '../infrastructure/tokens';
 import type { RuleRolloutMessage } from '../graphql/models/events.model';
 import { TenantDb } from '../tenancy';
 import { outcomeOf, rolloutStatus } from './rollout-progress';
@@ -40,10 +43,11 @@ interface Watch {
  * Reads a deployment's acks topic while it has a rollout in progress and records each ack against its rollout in
  * Postgres (the ack's `ts` is the rollout's record timestamp), then publishes progress on the `rollouts` channel and
  * finishes the rollout once every subtask acknowledged. It reads from the earliest ack each time it starts, so a
- * control-plane restart loses nothing (duplicates are ignored by the table's key); any instance can collect.
+ * control-plane restart loses nothing (duplicates are ignored by the table's key); any instance can collect, and
+ * every instance resumes the rollouts of its installation still in progress when it starts.
  */
 @Injectable()
-export class RuleAcksCollector implements OnApplicationShutdown {
+export class RuleAcksCollector implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly watches = new Map<string, Watch>();
 
   constructor(
@@ -52,7 +56,19 @@ export class RuleAcksCollector implements OnApplicationShutdown {
     private readonly repo: RulesRepository,
     private readonly events: EventPublisher,
     @Inject(ROOT_LOGGER) private readonly logger: Logger,
+    @Inject(PG_POOL) private readonly pool: Pool,
+    @Inject(WEIR_CONFIG) private readonly config: WeirConfig,
   ) {}
+
+  /** Resumes collecting for every rollout in progress (the instance that was collecting may be gone). */
+  onApplicationBootstrap(): void {
+    void this.repo.openRolloutsOfInstallation(this.pool, this.config.WEIR_QUEUE_PREFIX).then(
+      (open) => {
+        for (const o of open) this.watch(o.tenantId, o.deploymentId, o.acksTopic);
+      },
+      (err: Error) => this.logger.warn({ err: { name: err.name, message: err.message } }, 'could not resume rule rollouts in progress'),
+    );
+  }
 
   /** Makes sure this instance collects the deployment's acks (idempotent). */
   watch(tenantId: string, deploymentId: string, acksTopic: string): void {

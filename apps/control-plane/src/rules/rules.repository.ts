@@ -116,6 +116,18 @@ export class RulesRepository {
   }
 
   /** Records acks in one statement; a replayed ack (same rollout, subtask and rule) is ignored. */
+  /**
+   * Deployments of this installation with a rollout in progress, across tenants, through the SECURITY DEFINER
+   * function that answers ids and acks topics alone (start-up resumes collecting their acks).
+   */
+  async openRolloutsOfInstallation(client: Pick<PoolClient, 'query'>, installation: string): Promise<{ tenantId: string; deploymentId: string; acksTopic: string }[]> {
+    const { rows } = await client.query<{ tenant_id: string; deployment_id: string; acks_topic: string }>(
+      'SELECT tenant_id, deployment_id, acks_topic FROM weir_open_rule_rollouts($1)',
+      [installation],
+    );
+    return rows.map((r) => ({ tenantId: r.tenant_id, deploymentId: r.deployment_id, acksTopic: r.acks_topic }));
+  }
+
   async insertAcks(client: PoolClient, tenantId: string, rolloutId: string, acks: readonly RolloutAck[]): Promise<void> {
     if (acks.length === 0) return;
     await client.query(
