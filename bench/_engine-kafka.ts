@@ -33,7 +33,7 @@ const PROBE_MS = 6_000;
 const TAIL_MS = 2_000;
 const TAIL_P99_LIMIT_MS = 1_000;
 const PROBE_GRACE_MS = 3_000;
-const MAX_PROBES = 5;
+const MAX_PROBES = 7;
 /** Stop searching once the rate that failed is within this factor of the one that held. */
 const SEARCH_RESOLUTION = 1.15;
 const LATENCY_WARMUP_MS = 5_000;
@@ -271,7 +271,8 @@ async function sustainedRate(load: LoadChild, drainRps: number): Promise<number>
     if (ok) held = Math.max(held, rate);
     else failed = Math.min(failed, rate);
     if (held > 0 && failed / held < SEARCH_RESOLUTION) break;
-    rate = Math.round(failed === Number.POSITIVE_INFINITY ? rate * 1.3 : held === 0 ? rate * 0.7 : Math.sqrt(held * failed));
+    if (held === 0 && rate <= 100) break;
+    rate = Math.max(100, Math.round(failed === Number.POSITIVE_INFINITY ? rate * 1.3 : held === 0 ? rate * 0.6 : Math.sqrt(held * failed)));
   }
   printTable(
     rows,
@@ -286,8 +287,8 @@ async function latencyAtLoad(connector: KafkaConnector, topics: Record<string, s
   const load = new LoadChild(topics.latencyIn, topics.latencyOut, options.keys);
   try {
     const sustained = await sustainedRate(load, drainRps);
-    // Nothing held: start from the lowest rate tried rather than not measure at all (the tables say so).
-    let rate = Math.max(100, Math.round(0.8 * (sustained > 0 ? sustained : drainRps * 0.7 ** MAX_PROBES)));
+    // Nothing held (not even 100/s): measure at 100/s rather than not at all (the tables say so).
+    let rate = Math.max(100, Math.round(0.8 * sustained));
     // The machine's spare CPU changes from minute to minute: a run that did not keep up is repeated lower, so the
     // figure reported comes from a load the pipeline sustained (each row says whether it did).
     const rows = [];
