@@ -4,7 +4,8 @@
  * repeated state shows as wrong numbers) is suspended and resumed (from the savepoint its stop took), suspended
  * while S3 refuses the job (no savepoint: the resume restores the latest checkpoint), stopped with a savepoint that
  * fails (it keeps running; the savepoint says FAILED), stopped with one that works, and restored while running in
- * one call. After every step the committed output equals an uninterrupted run's, record by record.
+ * one call, and upgraded with a savepoint. After every step the committed output equals an uninterrupted run's,
+ * record by record.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -44,6 +45,7 @@ describe('deployment lifecycle keeps state', { timeout: 240_000 }, () => {
   let topics: { input: string; output: string };
   let client: Api;
   let id: string | undefined;
+  let v2: string;
   let sent = 0;
   const s3Endpoint = process.env.WEIR_S3_ENDPOINT;
 
@@ -107,6 +109,7 @@ describe('deployment lifecycle keeps state', { timeout: 240_000 }, () => {
   it('suspend stops with a savepoint; resume restores it: totals continue exactly', async () => {
     const job = await buildJob(home, totalsJobSource(topics.input, topics.output));
     const bundleId = await insertBundle(config, tenant.tenantId, job, { name: 'totals', operatorIds: TOTALS_OPERATORS, topics: [topics.input, topics.output] });
+    v2 = await insertBundle(config, tenant.tenantId, job, { name: 'totals', version: '2.0.0', operatorIds: TOTALS_OPERATORS, topics: [topics.input, topics.output] });
     const created = await client.post('/v1/deployments', {
       name: `totals-${run}`,
       bundleId,
@@ -133,6 +136,11 @@ describe('deployment lifecycle keeps state', { timeout: 240_000 }, () => {
     expect((await history()).runs[0]).toMatchObject({ runNo: 2, restoreFrom: { snapshotId: 'suspend-run-1' } });
     expect((await deployment()).pendingRestore).toBeNull();
     await expectExactOutput();
+    // Figures for docs/deployments.md (printed, never asserted): how long the stop with its savepoint and the
+    // restoring start took, from the transitions' own times.
+    const t = (await history()).transitions as (Transition & { at: string })[];
+    const at = (to: string) => Date.parse(t.find((x) => x.to === to && (to !== 'RUNNING' || x.from === 'STARTING') && t.indexOf(x) > 2)!.at);
+    console.info(`[lifecycle] STOPPING→SUSPENDED ${at('SUSPENDED') - at('STOPPING')} ms; STARTING→RUNNING (restore) ${at('RUNNING') - at('STARTING')} ms`);
   });
 
   it('suspend while S3 refuses the job: stopped without a savepoint, the resume restores the latest checkpoint', async () => {
@@ -199,14 +207,23 @@ describe('deployment lifecycle keeps state', { timeout: 240_000 }, () => {
     await expectExactOutput();
   });
 
+  it('a savepoint upgrade stops the running version with a savepoint and starts the new one from it', async () => {
+    expect((await client.post(`/v1/deployments/${id}/upgrade`, { bundleId: v2, mode: 'savepoint' })).status).toBe(202);
+    await waitForDeployment(client, id!, 'running v2', (d) => d.status === 'RUNNING' && d.runNo === 6 && d.bundleId === v2, 60_000);
+    expect((await history()).runs[0]).toMatchObject({ runNo: 6, restoreFrom: { snapshotId: 'upgrade-run-5' } });
+    expect((await lastTransitionTo('RUNNING')).reason).toMatch(/restored savepoint upgrade-run-5$/);
+    await send();
+    await expectExactOutput();
+  });
+
   it('resumeMode stateless starts without the kept state; CANCELLED cannot be restored', async () => {
     expect((await client.patch(`/v1/deployments/${id}`, { desiredState: 'SUSPENDED', resumeMode: 'stateless' })).status).toBe(400);
     expect((await client.patch(`/v1/deployments/${id}`, { desiredState: 'SUSPENDED' })).status).toBe(200);
     await waitForStatus(client, id!, 'SUSPENDED', 60_000);
-    expect((await deployment()).pendingRestore).toMatchObject({ snapshotId: 'suspend-run-5' });
-    await resume(6, { resumeMode: 'stateless' });
+    expect((await deployment()).pendingRestore).toMatchObject({ snapshotId: 'suspend-run-6' });
+    await resume(7, { resumeMode: 'stateless' });
     expect((await lastTransitionTo('STARTING')).reason).toBe('desired state RUNNING: resuming without state (none was kept)');
-    expect((await history()).runs[0]).toMatchObject({ runNo: 6, restoreFrom: null });
+    expect((await history()).runs[0]).toMatchObject({ runNo: 7, restoreFrom: null });
 
     expect((await client.patch(`/v1/deployments/${id}`, { desiredState: 'CANCELLED' })).status).toBe(200);
     await waitForStatus(client, id!, 'CANCELLED', 60_000);
