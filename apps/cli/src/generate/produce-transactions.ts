@@ -3,7 +3,10 @@ import type { KafkaConnector } from '@weir/kafka';
 
 export interface ProduceOptions {
   readonly topic: string;
+  /** Transactions in total (Infinity: until `signal` aborts). */
   readonly count: number;
+  /** Stops the run after the batch in flight (what has been sent stays sent). */
+  readonly signal?: AbortSignal;
   /** Created when missing with this many partitions (an existing topic must have at least as many). */
   readonly partitions?: number;
   readonly maxBatch?: number;
@@ -22,7 +25,8 @@ export interface ProduceSummary {
 /**
  * Produces a paced transaction stream to Kafka, one send per batch of due events, keyed by payer (one payer's
  * transactions stay in order on one partition). Values are the transactions as JSON; Kafka timestamps are the
- * scheduled times.
+ * scheduled times. One writer for the whole run: a long load is one call with a signal, not many short calls (each
+ * call pays for a topic check and a producer start, and starts its schedule afresh).
  */
 export async function produceTransactions(
   kafka: KafkaConnector,
@@ -43,6 +47,7 @@ export async function produceTransactions(
   let maxBehindMs = 0;
   try {
     for await (const batch of paced(stream, { count: options.count, maxBatch: options.maxBatch ?? 1_000 })) {
+      if (options.signal?.aborted) break;
       maxBehindMs = Math.max(maxBehindMs, Date.now() - batch[batch.length - 1].ts);
       await writer.send(batch.map((tx) => ({ topic: options.topic, key: tx.payer, value: JSON.stringify(tx), timestamp: tx.ts })));
       sent += batch.length;
