@@ -96,7 +96,9 @@ const SINK_WRITE_RECORDS = 1_024;
 
 /** Hands records to a sink once per batch; event-time and processing-time latency are measured here. */
 export class SinkTerminal implements ChainNode, ChainTerminal {
-  private pending: StreamRecord[] = [];
+  private pending: readonly StreamRecord[] = [];
+  /** `pending` is an upstream array taken as is (the usual case: one push per batch); copy before appending. */
+  private adopted = false;
 
   constructor(
     private readonly writer: SinkWriter,
@@ -104,21 +106,26 @@ export class SinkTerminal implements ChainNode, ChainTerminal {
   ) {}
 
   push(records: readonly StreamRecord[]): void {
-    for (const r of records) this.pending.push(r);
+    if (this.pending.length === 0) {
+      this.pending = records;
+      this.adopted = true;
+      return;
+    }
+    const pending = this.adopted ? this.pending.slice() : (this.pending as StreamRecord[]);
+    for (const r of records) pending.push(r);
+    this.pending = pending;
+    this.adopted = false;
   }
 
   async flush(): Promise<void> {
     if (this.pending.length === 0) return;
     const batch = this.pending;
     this.pending = [];
-    const eventTimes = new Array<number>(batch.length);
-    const ingestTimes = new Array<number>(batch.length);
-    for (let i = 0; i < batch.length; i++) {
-      eventTimes[i] = batch[i].timestamp;
-      ingestTimes[i] = batch[i].ingestMs;
-    }
-    this.env.metrics.recordLatencies(eventTimes, ingestTimes, this.env.clock.now());
-    this.env.metrics.onBatchOut(batch.length);
+    this.adopted = false;
+    const metrics = this.env.metrics;
+    const now = this.env.clock.now();
+    for (let i = 0; i < batch.length; i++) metrics.recordLatency(batch[i].timestamp, batch[i].ingestMs, now);
+    metrics.onBatchOut(batch.length);
     if (batch.length <= SINK_WRITE_RECORDS) return this.writer.write(batch);
     for (let i = 0; i < batch.length; i += SINK_WRITE_RECORDS) await this.writer.write(batch.slice(i, i + SINK_WRITE_RECORDS));
   }
