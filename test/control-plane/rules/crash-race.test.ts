@@ -96,7 +96,7 @@ describe('a rule rollout racing a worker crash', () => {
     await waitForStatus(client, deploymentId, 'RUNNING', 60_000);
     const rulesPath = `/v1/deployments/${deploymentId}/rules`;
     const v1 = await client.post(rulesPath, { rules: [V1] });
-    expect((await waitForRollout(client, deploymentId, v1.body.rollout.id as string)).phase).toBe('ACTIVE');
+    expect((await waitForRollout(client, deploymentId, v1.body.rollout.id as string, 90_000)).phase).toBe('ACTIVE');
     await produceTransactions(kafka, { seed: 40, ratePerSec: 1_500 }, { topic: topics.transactionsTopic, count: 600, partitions: 2, writerId: `crash-p1-${run}` });
     // A checkpoint taken after that input was sent: the crash must be a recovery, not a fresh start (see docs/rules.md).
     const store = new CheckpointStore(blob);

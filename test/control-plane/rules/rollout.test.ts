@@ -96,7 +96,7 @@ describe('rules of a deployment: versions, rollouts, acks, swap under load, roll
     const v1 = await client.post(rulesPath(), { rules: [everyTx(1)] });
     expect(v1.status, JSON.stringify(v1.body)).toBe(201);
     expect(v1.body.version).toBe(1);
-    const r1 = await waitForRollout(client, deploymentId, v1.body.rollout.id as string);
+    const r1 = await waitForRollout(client, deploymentId, v1.body.rollout.id as string, 90_000);
     expect(r1.phase).toBe('ACTIVE');
     const routing = r1.subtasks.filter((s) => s.operatorId === 'route-by-rule');
     expect(routing.map((s) => [s.subtask, s.appliedVersion])).toEqual([[0, 1], [1, 1]]);
