@@ -216,7 +216,7 @@ describe('deployment lifecycle keeps state', { timeout: 240_000 }, () => {
     await expectExactOutput();
   });
 
-  it('resumeMode stateless starts without the kept state; CANCELLED cannot be restored', async () => {
+  it('resumeMode stateless starts without the kept state; old lifecycle savepoints go; CANCELLED cannot be restored', async () => {
     expect((await client.patch(`/v1/deployments/${id}`, { desiredState: 'SUSPENDED', resumeMode: 'stateless' })).status).toBe(400);
     expect((await client.patch(`/v1/deployments/${id}`, { desiredState: 'SUSPENDED' })).status).toBe(200);
     await waitForStatus(client, id!, 'SUSPENDED', 60_000);
@@ -224,6 +224,12 @@ describe('deployment lifecycle keeps state', { timeout: 240_000 }, () => {
     await resume(7, { resumeMode: 'stateless' });
     expect((await lastTransitionTo('STARTING')).reason).toBe('desired state RUNNING: resuming without state (none was kept)');
     expect((await history()).runs[0]).toMatchObject({ runNo: 7, restoreFrom: null });
+
+    // A fourth savepoint of the reconciler's own: the oldest of them goes, the tenant's stay.
+    expect((await client.patch(`/v1/deployments/${id}`, { desiredState: 'SUSPENDED' })).status).toBe(200);
+    await waitForStatus(client, id!, 'SUSPENDED', 60_000);
+    const listed = (await client.get(`/v1/deployments/${id}/savepoints`)).body.items.map((s: { savepointId: string }) => s.savepointId).sort();
+    expect(listed).toEqual(['sp-now', 'sp-stop', 'suspend-run-6', 'suspend-run-7', 'upgrade-run-5']);
 
     expect((await client.patch(`/v1/deployments/${id}`, { desiredState: 'CANCELLED' })).status).toBe(200);
     await waitForStatus(client, id!, 'CANCELLED', 60_000);

@@ -3,6 +3,7 @@ import type { BlobStore } from '@weir/blob';
 import { CheckpointStore, type CompletedCheckpoint } from '@weir/checkpoint';
 import { BLOB_STORE } from '../infrastructure/tokens';
 import { SavepointCommands } from '../savepoints/savepoint-commands';
+import { lifecycleSavepointsToDispose } from './lifecycle-savepoints';
 
 /** S3 is asked inside a reconcile transaction (it holds the deployment's row): bounded, like the Redis calls. */
 const S3_TIMEOUT_MS = 10_000;
@@ -14,7 +15,7 @@ export class SnapshotProbeTimeoutError extends Error {
 /**
  * What the reconciler needs to know about a job's snapshots when it stops or resumes it: whether a savepoint is on
  * S3 (its manifest, written last, is the proof), the newest checkpoint's id (for the reasons it writes), and why
- * the worker refused a savepoint or a stop. Reads only; every call bounded.
+ * the worker refused a savepoint or a stop; and the disposal of its own old savepoints. Every call bounded.
  */
 @Injectable()
 export class SnapshotProbe {
@@ -39,6 +40,21 @@ export class SnapshotProbe {
       return ids.length ? Math.max(...ids) : null;
     } catch {
       return undefined;
+    }
+  }
+
+  /**
+   * Disposes of the reconciler's own savepoints beyond the newest few (lifecycle-savepoints.ts), except `protect`.
+   * Best effort: their files go at the job's next retention round; a failure leaves them for the next stop.
+   */
+  async pruneLifecycleSavepoints(tenantId: string, jobId: string, protect: ReadonlySet<string>): Promise<void> {
+    const scope = { tenantId, jobId };
+    try {
+      const refs = await bounded(this.store.list(scope), 'list savepoints');
+      const ids = refs.flatMap((r) => (r.kind === 'savepoint' ? [r.savepointId] : []));
+      for (const id of lifecycleSavepointsToDispose(ids, protect)) await bounded(this.store.dispose(scope, id), `dispose savepoint ${id}`);
+    } catch {
+      // Left for the next stop.
     }
   }
 

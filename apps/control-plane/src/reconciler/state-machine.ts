@@ -84,10 +84,7 @@ export type StateHandler = (ctx: ReconcileContext) => Promise<Next>;
 
 export const openRun = (ctx: ReconcileContext): DeploymentRun | null => (ctx.run && !ctx.run.endedAt ? ctx.run : null);
 
-/** The savepoint id of the stop that suspends a run (deterministic, so a resent stop takes the same one). */
-export const suspendSavepointId = (run: DeploymentRun): string => `suspend-run-${run.runNo}`;
-/** The savepoint id of the stop before a savepoint upgrade. */
-export const upgradeSavepointId = (run: DeploymentRun): string => `upgrade-run-${run.runNo}`;
+export { suspendSavepointId, upgradeSavepointId } from './lifecycle-savepoints';
 
 /** A run's start, in words: which snapshot it restored, or none. */
 export function describeRestore(restore: DeploymentRun['restoreFrom']): string {

@@ -108,6 +108,8 @@ export class TransactionActions implements ReconcileActions {
       if (!savepoint) continue;
       const reason = `savepoint ${id} (checkpoint ${savepoint.manifest.checkpointId}, taken as run ${run?.runNo ?? '?'} stopped)`;
       await this.deps.repository.keepRestore(this.client, d, { snapshotId: id, location: savepoint.key, reason });
+      const protect = [id, d.pendingRestore?.snapshotId, run?.restoreFrom?.snapshotId].filter((p): p is string => Boolean(p));
+      await this.deps.snapshots.pruneLifecycleSavepoints(d.tenantId, d.id, new Set(protect));
       return `a resume restores ${reason}`;
     }
     let why = whyNoSavepoint;
