@@ -2,7 +2,8 @@
  * npm run bench -- rules: 100 rule-set swaps on a running fraud job under a steady transaction load, through the
  * real API (control plane in this process, a real worker, its job host a child process, Kafka, Postgres, S3).
  * - swap_p50_ms / swap_p99_ms: from the API accepting a version (its rollout row's creation) to the last routing
- *   subtask's acknowledgement (the ack record's Kafka timestamp), per swap.
+ *   subtask applying it (the ack's appliedAt, the subtask's clock: same machine), per swap. (The ack record's Kafka
+ *   timestamp is its event time, the rules record's: measuring to it, as before, measured nothing.)
  * - lost / double_judged: every version is a rule that alerts on every transaction, so each transaction must have
  *   exactly one alert; after the run, transactions with none / with more than one.
  * - throughput_dip_pct: alerts per second while swapping vs the 8 s before the swaps (by arrival second), under one
@@ -39,7 +40,8 @@ function percentile(sorted: readonly number[], p: number): number {
 
 async function main(): Promise<void> {
   const run = randomBytes(3).toString('hex');
-  const config = testConfig({ WEIR_QUEUE_PREFIX: uniquePrefix(), WEIR_WORKER_HEARTBEAT_MS: '250', WEIR_LOG_LEVEL: 'error' });
+  // Heartbeats every second: at 250 ms a loaded machine makes the worker look lost and the job restarts mid-run.
+  const config = testConfig({ WEIR_QUEUE_PREFIX: uniquePrefix(), WEIR_WORKER_HEARTBEAT_MS: '1000', WEIR_LOG_LEVEL: 'warn' });
   const home = await mkdtemp(join(tmpdir(), 'weir-bench-rules-'));
   const tenant = await createTestTenant(config);
   const p = `t.${tenant.tenantId}.${run}.`;
@@ -156,6 +158,10 @@ async function main(): Promise<void> {
       bench: 'rules', swaps: swapMs.length, swap_p50_ms: percentile(sorted, 50), swap_p99_ms: percentile(sorted, 99), lost, double_judged: doubleJudged,
       throughput_dip_pct: Math.round(dip * 10) / 10, rate_tx_s: Math.round((loaded.sent * 1_000) / loaded.elapsedMs),
     });
+  } catch (err) {
+    // A failed run says why the job stopped, if it did: the deployment's runs with their outcomes.
+    if (deploymentId) process.stderr.write(`runs: ${JSON.stringify((await client.get(`/v1/deployments/${deploymentId}/history`)).body).slice(0, 4_000)}\n`);
+    throw err;
   } finally {
     await worker.stop('bench finished');
     await cp.close();

@@ -44,8 +44,10 @@ export interface RuleAck {
   readonly operatorId: string;
   readonly subtask: number;
   readonly parallelism: number;
-  /** Timestamp of the rules record (its Kafka timestamp). */
+  /** Timestamp of the rules record (its Kafka timestamp); also the ack record's timestamp (event time). */
   readonly ts: number;
+  /** Processing time (epoch ms) at which this subtask applied the message: how long a rollout took to reach it. */
+  readonly appliedAt?: number;
   /**
    * Where this subtask was in its transactions input when it applied the message: per partition
    * (`topic:partition`), the offset after the last transaction of that partition it had routed before. Its

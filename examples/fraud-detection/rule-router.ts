@@ -26,7 +26,7 @@ export function ruleRouter(limits: RuleLimits): KeyedBroadcastProcessFunction<st
     processBroadcastElement(value, ctx, out) {
       const change = applyRuleMessage(value, ctx.broadcastState, limits);
       const { tenantId, jobId, operatorId, subtask, parallelism } = ctx.operator;
-      const who = { tenantId, jobId, operatorId, subtask, parallelism, ts: ctx.timestamp, inputPosition: ctx.inputPosition() };
+      const who = { tenantId, jobId, operatorId, subtask, parallelism, ts: ctx.timestamp, appliedAt: Date.now(), inputPosition: ctx.inputPosition() };
       if (change.outcome === 'applied') {
         const { ruleId, version, state, shadow } = change.rule;
         out.collect({ type: 'ack', outcome: 'applied', ruleId, ruleVersion: version, state, ...(shadow ? { shadow } : {}), ...who });

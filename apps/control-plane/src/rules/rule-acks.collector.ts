@@ -27,6 +27,7 @@ interface JobAck {
   readonly subtask?: number;
   readonly parallelism?: number;
   readonly ts?: number;
+  readonly appliedAt?: number;
   readonly inputPosition?: Record<string, unknown>;
 }
 
@@ -125,7 +126,9 @@ export class RuleAcksCollector implements OnApplicationBootstrap, OnApplicationS
       list.push({
         operatorId: ack.operatorId!, subtask: ack.subtask!, parallelism: ack.parallelism!, ruleId: ack.ruleId,
         outcome: ack.outcome as RolloutAck['outcome'], problems: ack.problems ?? null, acksOffset: `${r.partition}:${r.offset}`,
-        ackedAt: new Date(r.timestamp), inputPosition: positionOf(ack.inputPosition),
+        // The ack record's own timestamp is its event time (the rules record's): when the subtask applied it is
+        // appliedAt, else (older jobs) the time this collector read it.
+        ackedAt: new Date(typeof ack.appliedAt === 'number' && Number.isFinite(ack.appliedAt) ? ack.appliedAt : Date.now()), inputPosition: positionOf(ack.inputPosition),
       });
       byTs.set(ack.ts!, list);
     }
