@@ -56,7 +56,10 @@ describe('RoutingTable', () => {
 
 describe('hashKey', () => {
   it('equals murmur3 of the serialised key for ASCII, non-ASCII, long, numeric and edge-case keys', () => {
-    const keys = ['', 'a', 'user-123456', 'ünïcödé', '日本', '😀', 'x'.repeat(256), 'y'.repeat(257), '\u007f', 0, -0, 1, 1.5, -1e300, 2 ** 53];
+    const keys = ['', 'a', 'user-123456', 'ünïcödé', '日本', '😀', 'x'.repeat(256), 'y'.repeat(257), '\u007f', 'abc\u0080', 'é', 0, -0, 1, 1.5, -1e300, 2 ** 53];
+    // Every tail length and block count of the ASCII path, and a non-ASCII char in every position of a short key.
+    for (let n = 0; n <= 13; n++) keys.push('k'.repeat(n), Array.from({ length: n }, (_, i) => String.fromCharCode(32 + ((i * 37) % 95))).join(''));
+    for (let at = 0; at < 9; at++) keys.push(`${'a'.repeat(at)}ß${'b'.repeat(8 - at)}`);
     for (const key of keys) {
       expect(hashKey(key)).toBe(murmur3(encodeKey(key)));
       expect(keyGroupOfKey(key, 128)).toBe(keyGroupFor(encodeKey(key), 128));
