@@ -1,6 +1,6 @@
 import { StaleReuseError, type CheckpointStore, type CompletedCheckpoint, type JobScope } from '@weir/checkpoint';
 import type { RunningJob } from '@weir/engine';
-import { ChainBrokenError, KeyGroupChains } from './key-group-chains';
+import { ChainBrokenError, KeyGroupChains, type ChainSeed } from './key-group-chains';
 import { toCheckpointParts } from './snapshot-codec';
 
 /** Flink's default: long enough for the first, full checkpoint of large state; a stuck one is given up after it. */
@@ -39,7 +39,7 @@ export interface CheckpointerEvents {
  */
 export class JobCheckpointer {
   private chain: Promise<unknown> = Promise.resolve();
-  private readonly chains = new KeyGroupChains();
+  private readonly chains: KeyGroupChains;
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
 
@@ -51,7 +51,11 @@ export class JobCheckpointer {
     private nextId: number,
     private readonly options: CheckpointingOptions,
     private readonly events: CheckpointerEvents,
-  ) {}
+    /** Stored chains to continue (recovery from the latest checkpoint). */
+    seeds: readonly ChainSeed[] = [],
+  ) {
+    this.chains = new KeyGroupChains(seeds);
+  }
 
   /** `immediately`: the first checkpoint right away (after a savepoint restore, so "latest" is the restored state). */
   start(immediately = false): void {

@@ -6,7 +6,7 @@ import type { CheckpointSnapshot } from '@weir/engine';
 import { createStateBackend, type CheckpointableStateBackend, type StateRef } from '@weir/state';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MemoryBlobStore } from '../../../../libs/checkpoint/src/storage/memory-blob-store.fixture';
-import { ChainBrokenError, KeyGroupChains } from './key-group-chains';
+import { ChainBrokenError, chainSeedsOf, KeyGroupChains } from './key-group-chains';
 import { fromDownloaded, toCheckpointParts } from './snapshot-codec';
 
 const job = { tenantId: 't1', jobId: 'j1' };
@@ -78,6 +78,34 @@ describe('key-group chains in checkpoints', () => {
     await checkpoint(3);
     const images = await restored();
     for (const kg of KEY_GROUPS) expect(Buffer.from(images.get(kg)!).equals(Buffer.from(await backend.snapshotKeyGroup(kg)))).toBe(true);
+  });
+
+  it('continues the stored chains after a recovery: the first checkpoint uploads changes, not full images', async () => {
+    const { backend, store, checkpoint } = await setUp();
+    for (let i = 0; i < 800; i++) backend.put(ref(i), { total: i, pad: 'x'.repeat(50) });
+    const first = await checkpoint(1);
+    backend.put(ref(3), 'before the crash');
+    await checkpoint(2);
+    // A new job host: download the latest checkpoint, restore its key groups, continue its chains.
+    const dir = mkdtempSync(join(tmpdir(), 'weir-chains-'));
+    dirs.push(dir);
+    const { checkpoint: downloaded } = await store.restoreLatestUsable(job, [{ operatorId: 'agg' }, { operatorId: 'in' }], dir);
+    const seeds = chainSeedsOf(downloaded);
+    const recovered = await createStateBackend({ kind: 'memory', changelog: { materializeEvery: 4, continueFrom: KEY_GROUPS } });
+    backends.push(recovered);
+    for (const [kg, image] of fromDownloaded(downloaded).snapshot.subtasks.find((p) => p.stageId === 'agg')!.keyGroups!) {
+      await recovered.restoreKeyGroup(kg, image);
+    }
+    const chains = new KeyGroupChains(seeds);
+    recovered.put(ref(4), 'after the recovery');
+    const snapshot: CheckpointSnapshot = { checkpointId: 3, subtasks: [{ stageId: 'agg', subtask: 0, keyGroups: await recovered.checkpointKeyGroups(KEY_GROUPS) }] };
+    const done = await store.write({ ...job, checkpointId: 3, maxParallelism: 8, parts: toCheckpointParts(snapshot, () => KEY_GROUPS, chains) });
+    expect(done.manifest.stats.uploadedBytes).toBeLessThan(first.manifest.stats.uploadedBytes * 0.5);
+    const dir2 = mkdtempSync(join(tmpdir(), 'weir-chains-'));
+    dirs.push(dir2);
+    const again = await store.download(done, [{ operatorId: 'agg' }], dir2);
+    const images = fromDownloaded(again).snapshot.subtasks[0].keyGroups!;
+    for (const kg of KEY_GROUPS) expect(Buffer.from(images.get(kg)!).equals(Buffer.from(await recovered.snapshotKeyGroup(kg)))).toBe(true);
   });
 
   it('refuses changes it has no full image for (a lost cut), instead of storing a chain that cannot restore', () => {

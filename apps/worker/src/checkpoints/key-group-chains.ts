@@ -6,7 +6,7 @@
  * `chain` blob says which full image and which changes blobs each key group needs, so a restore (at any
  * parallelism) rebuilds each key group's full image (composeKeyGroupImage).
  */
-import type { CheckpointManifest, CheckpointPartInput, ManifestFileRef } from '@weir/checkpoint';
+import type { CheckpointManifest, CheckpointPartInput, DownloadedCheckpoint, ManifestFileRef } from '@weir/checkpoint';
 import { isChangesImage } from '@weir/state';
 import { pack } from 'msgpackr';
 
@@ -38,8 +38,47 @@ interface PartChain {
   readonly pending: Map<string, Uint8Array>;
 }
 
+/** A stored chain a restored job continues: one keyed part of the checkpoint it restored from. */
+export interface ChainSeed {
+  readonly operatorId: string;
+  readonly subtask: number;
+  readonly index: ChainIndex;
+  readonly refs: readonly ManifestFileRef[];
+}
+
+/** The chains of a downloaded checkpoint, to continue after recovering from it (same job, same subtasks). */
+export function chainSeedsOf(downloaded: DownloadedCheckpoint): ChainSeed[] {
+  const seeds: ChainSeed[] = [];
+  for (const part of downloaded.parts) {
+    const chain = part.metadata[CHAIN];
+    if (!chain) continue;
+    const index = JSON.parse(chain.toString('utf8')) as ChainIndex;
+    if (index.version !== CHAIN_VERSION) continue;
+    const refs = downloaded.manifest.operators.find((o) => o.operatorId === part.operatorId)?.subtasks.find((s) => s.subtask === part.subtask)?.metadata ?? [];
+    seeds.push({ operatorId: part.operatorId, subtask: part.subtask, index, refs });
+  }
+  return seeds;
+}
+
 export class KeyGroupChains {
   private readonly parts = new Map<string, PartChain>();
+
+  /**
+   * Continues stored chains (the backends were told to: `changelog.continueFrom`, the same key groups). A key group
+   * the new subtask does not own is dropped at the first checkpoint, one it owns that no seed has gets a full image.
+   */
+  constructor(seeds: readonly ChainSeed[] = []) {
+    for (const seed of seeds) {
+      const bases = new Map(Object.entries(seed.index.bases).map(([kg, c]) => [Number(kg), c]));
+      const live = new Set([...[...bases.keys()].map((kg) => `${FULL_PREFIX}${kg}`), ...seed.index.changes.map((c) => `${CHANGES_PREFIX}${c}`)]);
+      this.parts.set(`${seed.operatorId}/${seed.subtask}`, {
+        bases,
+        changes: [...seed.index.changes],
+        stored: new Map(seed.refs.filter((r) => live.has(r.name)).map((r) => [r.name, r])),
+        pending: new Map(),
+      });
+    }
+  }
 
   /**
    * Adds one keyed subtask's images of checkpoint `checkpointId` to its chains and returns what the checkpoint part

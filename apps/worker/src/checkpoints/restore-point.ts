@@ -1,5 +1,6 @@
 import { type CheckpointStore, type JobScope, NoUsableCheckpointError, type RestoreAttempt } from '@weir/checkpoint';
 import type { DecodedCheckpoint } from './snapshot-codec';
+import { chainSeedsOf, type ChainSeed } from './key-group-chains';
 import { fromDownloaded } from './snapshot-codec';
 
 /** Where a job starts from: `snapshotId: "latest"` is the newest usable checkpoint; otherwise `location` is a manifest key. */
@@ -16,6 +17,8 @@ export interface RestorePoint {
   readonly manifestKey: string;
   /** Newer checkpoints that could not be used, with the reason (truncated or missing file, bad manifest). */
   readonly skipped: readonly RestoreAttempt[];
+  /** The keyed chains a recovery continues ("latest" only: a savepoint or another job's checkpoint starts afresh). */
+  readonly chains: readonly ChainSeed[];
 }
 
 /**
@@ -35,7 +38,14 @@ export async function loadRestorePoint(
     try {
       const restored = await store.restoreLatestUsable(scope, selections, localDir);
       const m = restored.checkpoint.manifest;
-      return { decoded: fromDownloaded(restored.checkpoint), checkpointId: m.checkpointId, manifestKey: keyOf(scope, m.checkpointId), skipped: restored.skipped };
+      return {
+        decoded: fromDownloaded(restored.checkpoint),
+        checkpointId: m.checkpointId,
+        manifestKey: keyOf(scope, m.checkpointId),
+        skipped: restored.skipped,
+        // After a fallback the next write's base is the newer, unusable checkpoint, which lacks these chains' links.
+        chains: restored.skipped.length === 0 ? chainSeedsOf(restored.checkpoint) : [],
+      };
     } catch (err) {
       if (err instanceof NoUsableCheckpointError && err.attempts.length === 0) return null;
       throw err;
@@ -45,7 +55,7 @@ export async function loadRestorePoint(
   // Every operator of the snapshot: state this bundle cannot take is then refused by name, not silently left out.
   const all = checkpoint.manifest.operators.map((o) => ({ operatorId: o.operatorId }));
   const downloaded = await store.download(checkpoint, all, localDir);
-  return { decoded: fromDownloaded(downloaded), checkpointId: checkpoint.manifest.checkpointId, manifestKey: checkpoint.key, skipped: [] };
+  return { decoded: fromDownloaded(downloaded), checkpointId: checkpoint.manifest.checkpointId, manifestKey: checkpoint.key, skipped: [], chains: [] };
 }
 
 function keyOf(scope: JobScope, checkpointId: number): string {

@@ -60,7 +60,11 @@ async function start(message: StartJobMessage): Promise<void> {
     ...(restore ? { restore } : {}),
     // A changelog per key group: checkpoints upload what changed, plus each key group's full image on its turn.
     state: async (ctx) => {
-      const backend = await createStateBackend({ kind: 'lsm', path: join(message.stateDir, `${ctx.operatorId}-${ctx.subtask}`), changelog: true });
+      // Recovering: the key groups of this subtask's stored chain continue it (KeyGroupChains is seeded alike).
+      const seed = point?.chains.find((c) => c.operatorId === ctx.operatorId && c.subtask === ctx.subtask);
+      const continueFrom = seed ? Object.keys(seed.index.bases).map(Number) : [];
+      const path = join(message.stateDir, `${ctx.operatorId}-${ctx.subtask}`);
+      const backend = await createStateBackend({ kind: 'lsm', path, changelog: { continueFrom } });
       backends.add(backend);
       return backend;
     },
@@ -76,7 +80,7 @@ async function start(message: StartJobMessage): Promise<void> {
       send({ type: 'checkpoint', checkpointId: c.manifest.checkpointId, savepointId: c.manifest.savepointId, manifestKey: c.key, durationMs }),
     failed: (checkpointId, err) => send({ type: 'checkpoint-failed', checkpointId, message: err.message }),
     retentionFailed: (err) => process.stderr.write(`checkpoint retention failed: ${err.message}\n`),
-  });
+  }, point?.chains ?? []);
   if (checkpointing && checkpointing.intervalMs > 0) checkpointer.start(Boolean(point) && message.restoreFrom?.snapshotId !== LATEST_CHECKPOINT);
   const stages = new Map<string, number>();
   for (const snapshot of running.metrics()) stages.set(snapshot.operatorId, Math.max(stages.get(snapshot.operatorId) ?? 0, snapshot.subtask + 1));

@@ -211,7 +211,7 @@ export class CachedStateBackend implements CheckpointableStateBackend {
     return this.queue.run(async () => {
       const now = this.clock();
       this.cache.dropKeyGroup(keyGroup);
-      this.changelog?.forget(keyGroup);
+      this.changelog?.restored(keyGroup, image.byteLength);
       await this.store.deleteRange(keyGroupRange(keyGroup));
       const live = entries.filter(({ value }) => !isExpired(readExpiresAt(value), now));
       for (let i = 0; i < live.length; i += RESTORE_BATCH_ENTRIES) {

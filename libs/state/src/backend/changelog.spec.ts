@@ -109,6 +109,26 @@ describe.each(['memory', 'lsm'] as const)('changelog checkpoints (%s)', (kind) =
   });
 });
 
+describe('continuing a stored chain after a restore', () => {
+  it('chains changes onto the first restore of the key groups it was told to continue, and only those', async () => {
+    const b = await createStateBackend({ kind: 'memory', changelog: { continueFrom: [0] } });
+    open.push(b);
+    const source = await backendOf('memory');
+    source.put(ref(0, 'a'), 1);
+    source.put(ref(1, 'b'), 2);
+    await b.restoreKeyGroup(0, await source.snapshotKeyGroup(0));
+    await b.restoreKeyGroup(1, await source.snapshotKeyGroup(1));
+    b.put(ref(0, 'a'), 10);
+    b.put(ref(1, 'b'), 20);
+    const images = await b.checkpointKeyGroups([0, 1]);
+    expect(isChangesImage(images.get(0)!)).toBe(true);
+    expect(isChangesImage(images.get(1)!)).toBe(false);
+    // A second restore of key group 0 (a live move back in) is a replacement again.
+    await b.restoreKeyGroup(0, await source.snapshotKeyGroup(0));
+    expect(isChangesImage((await b.checkpointKeyGroups([0, 1])).get(0)!)).toBe(false);
+  });
+});
+
 describe('key-group changes image', () => {
   it('round-trips and rejects corruption, another key group and unknown bytes', () => {
     const id = (s: string) => `\u0000\u0007${s}`;

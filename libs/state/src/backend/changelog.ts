@@ -13,6 +13,11 @@ export interface ChangelogOptions {
    * reads at most N changes images per key group.
    */
   readonly materializeEvery?: number;
+  /**
+   * Key groups whose first restoreKeyGroup restores the image a stored chain ends with (recovery from the job's
+   * latest checkpoint, same subtask): the changelog continues that chain instead of asking for a full image.
+   */
+  readonly continueFrom?: readonly KeyGroup[];
 }
 
 /** What a checkpoint takes for one key group: its full image, or the changes since the previous checkpoint. */
@@ -40,8 +45,10 @@ export class Changelog {
   private readonly every: number;
   private checkpoints = 0;
   private fullRequested = false;
+  private readonly continuing: Set<KeyGroup>;
 
   constructor(options: ChangelogOptions = {}) {
+    this.continuing = new Set(options.continueFrom ?? []);
     this.every = options.materializeEvery ?? DEFAULT_MATERIALIZE_EVERY;
     if (!Number.isInteger(this.every) || this.every < 1) throw new RangeError(`materializeEvery must be a positive integer, got ${this.every}`);
   }
@@ -55,6 +62,12 @@ export class Changelog {
   /** The key group's state was replaced or removed outside the write path: its next checkpoint takes a full image. */
   forget(keyGroup: KeyGroup): void {
     this.tracked.delete(keyGroup);
+  }
+
+  /** restoreKeyGroup replaced the key group: a continued chain's end (once, see continueFrom), else forgotten. */
+  restored(keyGroup: KeyGroup, imageBytes: number): void {
+    if (this.continuing.delete(keyGroup)) this.rebased(keyGroup, imageBytes);
+    else this.forget(keyGroup);
   }
 
   forgetRange(start: KeyGroup, end: KeyGroup): void {
