@@ -22,6 +22,10 @@ export interface JobFigures {
   readonly eos_p50_ms: number;
   readonly eos_p99_ms: number;
   readonly recovery_s: number;
+  /** Checkpoint durations inside the exactly-once job host during its measured window (trigger → sinks committed). */
+  readonly job_checkpoint_p50_ms: number;
+  readonly job_checkpoint_p99_ms: number;
+  readonly job_checkpoints: number;
 }
 
 const PARTITIONS = 2;
@@ -48,6 +52,9 @@ export async function measureJob(options: { rate: number; warmupS: number; measu
       eos_p50_ms: eos.p50,
       eos_p99_ms: eos.p99,
       recovery_s: Number((eos.recoveryMs! / 1000).toFixed(2)),
+      job_checkpoint_p50_ms: eos.checkpoints.getValueAtPercentile(50),
+      job_checkpoint_p99_ms: eos.checkpoints.getValueAtPercentile(99),
+      job_checkpoints: eos.checkpoints.totalCount,
     };
   } finally {
     for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
@@ -64,7 +71,7 @@ async function latencyRun(
   options: { rate: number; warmupS: number; measureS: number },
   cleanups: (() => Promise<void>)[],
   kill: boolean,
-): Promise<{ p50: number; p99: number; recoveryMs?: number }> {
+): Promise<{ p50: number; p99: number; recoveryMs?: number; checkpoints: ReturnType<typeof build> }> {
   const input = `bench.cp.in.${jobId}`;
   const output = `bench.cp.out.${jobId}`;
   const admin = kafka.admin();
@@ -135,9 +142,16 @@ async function latencyRun(
   cleanups.push(async () => clearInterval(ticker));
 
   const seen = new Set<number>();
+  const checkpoints = build({ lowestDiscernibleValue: 1, highestTrackableValue: 600_000 });
+  let lastCheckpoint = -1;
   const readUntil = async (done: () => boolean, timeoutMs: number) => {
     const deadline = Date.now() + timeoutMs;
     while (!done() && Date.now() < deadline) {
+      const latest = host.latestCheckpoint;
+      if (latest && latest.checkpointId !== lastCheckpoint) {
+        lastCheckpoint = latest.checkpointId;
+        if (maxSeen >= warmup && maxSeen < measureEnd) checkpoints.recordValue(Math.max(1, latest.durationMs));
+      }
       for (const record of await reader.poll(5_000, 100)) {
         const now = Date.now();
         const { i } = JSON.parse(record.value!.toString()) as { i: number };
@@ -167,5 +181,5 @@ async function latencyRun(
   clearInterval(ticker);
   if (seen.size < total) throw new Error(`${delivery}: ${seen.size} of ${total} results arrived`);
   await host.stop();
-  return { p50: histogram.getValueAtPercentile(50), p99: histogram.getValueAtPercentile(99), recoveryMs };
+  return { p50: histogram.getValueAtPercentile(50), p99: histogram.getValueAtPercentile(99), recoveryMs, checkpoints };
 }
