@@ -3,7 +3,8 @@
  * - `weir`: the control plane itself (createApp, exactly as main.ts builds it) on a loopback port;
  * - `fanout`: the baseline for subscriptions, raw Redis pub/sub relayed to plain WebSocket clients (one
  *   subscriber connection, each message sent as received to every socket), on a loopback port.
- * Reports `{ port }` over IPC once listening, and exits on SIGTERM.
+ * Reports `{ port }` over IPC once listening, answers `{ cpu: true }` with its process.cpuUsage(), and exits on
+ * SIGTERM. The control plane logs at WEIR_LOG_LEVEL (info unless set), as users run it.
  */
 import 'reflect-metadata';
 import { createServer, type Server } from 'node:http';
@@ -14,7 +15,8 @@ import { WebSocketServer } from 'ws';
 import { createApp } from '../apps/control-plane/src/app';
 
 async function weir(): Promise<{ port: number; close: () => Promise<void> }> {
-  const config = loadConfig({ ...process.env, WEIR_LOG_LEVEL: 'warn' });
+  // The level users run (info: one access-log line per request); bench/api.ts points stdout at a file.
+  const config = loadConfig({ ...process.env, WEIR_LOG_LEVEL: process.env.WEIR_LOG_LEVEL ?? 'info' });
   const app = await createApp({ config });
   await app.listen(0, '127.0.0.1');
   return { port: (app.getHttpServer().address() as AddressInfo).port, close: () => app.close() };
@@ -43,6 +45,8 @@ async function main(): Promise<void> {
   const [mode, channel] = process.argv.slice(2);
   const running = mode === 'weir' ? await weir() : await fanout(channel);
   process.once('SIGTERM', () => void running.close().finally(() => process.exit(0)));
+  // The parent asks for this process's CPU time around each pass: CPU per request holds on a busy machine.
+  process.on('message', (m: { cpu?: boolean }) => m.cpu && process.send?.({ cpu: process.cpuUsage() }));
   process.send?.({ port: running.port });
 }
 

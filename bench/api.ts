@@ -7,7 +7,9 @@
  * - REST: an authenticated, tenant-scoped list call (GET /v1/slos?limit=20: API key check, RLS transaction, 20 rows)
  *   at a fixed rate (default 1,000 requests/s) over keep-alive connections, latency measured from each request's
  *   SCHEDULED send time to the end of its response (no coordinated omission). Baseline: the unauthenticated
- *   GET /health at the same rate. Alternating passes (A B A B) after a warm-up pass of each.
+ *   GET /health at the same rate. Alternating passes (A B A B) after a warm-up pass of each. Beside latency, the
+ *   server's CPU time per request in each pass (user + system, from the child): on a shared machine latency follows
+ *   the neighbours' load, CPU per request much less. The control plane logs at info, as users run it, into a file.
  * - Subscriptions: S (default 1,000) graphql-ws clients subscribed to one deployment's `deploymentMetrics`; U metrics
  *   updates published on the deployment's Redis channel (as the metrics publisher does), each stamped with its
  *   publish time; delivery latency = arrival at a subscriber − publish time, one sample per subscriber per update.
@@ -16,6 +18,9 @@
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { closeSync, openSync } from 'node:fs';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Agent, request } from 'node:http';
 import { loadConfig } from '@weir/config';
 import { createClient, type Client } from 'graphql-ws';
@@ -41,6 +46,7 @@ const UPDATE_EVERY_MS = 250;
 const CONNECT_BATCH = 50;
 
 const prefix = `bench-api-${randomBytes(3).toString('hex')}`;
+const SERVER_LOG = join(tmpdir(), `weir-${prefix}-control-plane.log`);
 const config = loadConfig({ ...process.env, WEIR_QUEUE_PREFIX: prefix, WEIR_LOG_LEVEL: 'warn' });
 
 interface ServerChild {
@@ -49,16 +55,33 @@ interface ServerChild {
 }
 
 async function startServer(mode: 'weir' | 'fanout', channel = ''): Promise<ServerChild> {
+  // The control plane logs as users run it (info: a line per request), into a file rather than over the table.
+  const stdout = mode === 'weir' ? openSync(SERVER_LOG, 'w') : 'inherit';
   const child = fork(`${__dirname}/_api-server.ts`, [mode, channel], {
     execArgv: ['-r', '@swc-node/register'],
     env: { ...process.env, WEIR_QUEUE_PREFIX: prefix },
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    stdio: ['ignore', stdout, 'inherit', 'ipc'],
   });
+  if (typeof stdout === 'number') closeSync(stdout);
   const port = await new Promise<number>((resolve, reject) => {
     child.once('message', (m) => resolve((m as { port: number }).port));
     child.once('exit', (code) => reject(new Error(`${mode} server exited with ${code}`)));
   });
   return { child, port };
+}
+
+/** The child's CPU time so far (user + system, µs): divided by the requests of a pass, it holds on a busy machine. */
+async function serverCpuMicros(server: ServerChild): Promise<number> {
+  const answer = new Promise<number>((resolve) => {
+    const onMessage = (m: { cpu?: NodeJS.CpuUsage }) => {
+      if (!m.cpu) return;
+      server.child.off('message', onMessage);
+      resolve(m.cpu.user + m.cpu.system);
+    };
+    server.child.on('message', onMessage);
+  });
+  server.child.send({ cpu: true });
+  return answer;
 }
 
 async function stopServer(server: ServerChild): Promise<void> {
@@ -218,6 +241,7 @@ async function main(): Promise<void> {
     // REST: warm-up pass of each, then A B A B.
     const restRows: Record<string, number | string>[] = [];
     const rest = { weir: [] as LatencySummary[], health: [] as LatencySummary[] };
+    const cpuPerRequest = { weir: [] as number[], health: [] as number[] };
     let restErrors = 0;
     const weirPass = (ms: number, warm = 0) => restPass(weir.port, '/v1/slos?limit=20', tenant.readKey, ms, warm);
     const healthPass = (ms: number, warm = 0) => restPass(weir.port, '/health', undefined, ms, warm);
@@ -225,13 +249,17 @@ async function main(): Promise<void> {
     await healthPass(REST_WARMUP_MS);
     for (let pass = 1; pass <= 2; pass++) {
       for (const [name, run] of [['GET /v1/slos (auth, RLS)', weirPass], ['GET /health (baseline)', healthPass]] as const) {
+        const cpuBefore = await serverCpuMicros(weir);
         const { summary, errors, sent } = await run(REST_PASS_MS);
+        const cpuUs = (await serverCpuMicros(weir)) - cpuBefore;
         restErrors += errors;
-        (name.startsWith('GET /v1') ? rest.weir : rest.health).push(summary);
-        restRows.push({ pass, call: name, rps: RATE, sent, errors, ...latencyColumns(summary) });
+        const side = name.startsWith('GET /v1') ? 'weir' : 'health';
+        rest[side].push(summary);
+        cpuPerRequest[side].push(cpuUs / sent);
+        restRows.push({ pass, call: name, rps: RATE, sent, errors, ...latencyColumns(summary), server_cpu_us_per_req: Math.round(cpuUs / sent) });
       }
     }
-    printTable(restRows, `REST at ${RATE} requests/s, latency from the scheduled send time (ms)`);
+    printTable(restRows, `REST at ${RATE} requests/s, latency from the scheduled send time (ms); server log: ${SERVER_LOG}`);
 
     // Subscriptions.
     const channel = eventChannel(prefix, 'metrics', tenant.tenantId, deploymentId);
@@ -293,8 +321,12 @@ async function main(): Promise<void> {
     const healthP99 = worst(rest.health, (s) => s.p99);
     const subP99 = worst(sub.weir, (s) => s.p99);
     const rawP99 = worst(sub.raw, (s) => s.p99);
+    const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+    const restCpu = mean(cpuPerRequest.weir);
+    const healthCpu = mean(cpuPerRequest.health);
     process.stdout.write(
-      `REST p99 ${restP99.toFixed(2)} ms vs /health ${healthP99.toFixed(2)} ms; delivery p99 ${subP99.toFixed(2)} ms vs raw ${rawP99.toFixed(2)} ms; ` +
+      `REST p99 ${restP99.toFixed(2)} ms vs /health ${healthP99.toFixed(2)} ms; server CPU ${restCpu.toFixed(0)} µs/request vs ${healthCpu.toFixed(0)}; ` +
+        `delivery p99 ${subP99.toFixed(2)} ms vs raw ${rawP99.toFixed(2)} ms; load average ${loadavg()[0].toFixed(1)} on ${availableParallelism()} CPUs; ` +
         `${SUBSCRIBERS} subscribers live in ${(connectMs / 1000).toFixed(1)} s; total ${((nowMs() - benchStart) / 1000).toFixed(0)} s; ` +
         `figures are the worse of 2 passes/rounds\n`,
     );
@@ -307,6 +339,10 @@ async function main(): Promise<void> {
       rest_errors: restErrors,
       health_p99_ms: round2(healthP99),
       rest_p99_vs_health: round2(ratio(restP99, healthP99)),
+      rest_server_cpu_us_per_req: Math.round(restCpu),
+      health_server_cpu_us_per_req: Math.round(healthCpu),
+      rest_cpu_vs_health: round2(ratio(restCpu, healthCpu)),
+      load_avg_1m: round2(loadavg()[0]),
       raw_ws_delivery_p99_ms: round2(rawP99),
       sub_delivery_p99_vs_raw_ws: round2(ratio(subP99, rawP99)),
       runs: 2,

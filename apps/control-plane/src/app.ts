@@ -18,6 +18,8 @@ export async function createApp(options: ControlPlaneOptions, { init = true } = 
     abortOnError: false,
   });
   app.disable('x-powered-by');
+  // No ETag: Express would hash every response body (sha1) for revalidations API clients do not make.
+  app.set('etag', false);
   app.use(requestIdMiddleware(logger));
   app.useGlobalFilters(new ProblemDetailsFilter(logger));
   app.enableShutdownHooks();
