@@ -1,14 +1,16 @@
 import { type KeyedBroadcastContext, type KeyedBroadcastProcessFunction, listState, mapState } from '@weir/engine';
-import { compare, type RuleLimits, ruleSlot, type VersionedRule, WindowAggregate } from '@weir/rules';
+import { compare, type RuleLimits, ruleSlot, type VersionedRule } from '@weir/rules';
 import type { Alert, RuledTransaction } from './messages';
 import { applyRuleMessage } from './rule-book';
 import type { Transaction } from './transaction';
+import { BucketAggregates, WindowTotals } from './window-totals';
 
 /**
- * What the window keeps of a transaction: `[ts, ...numeric fields in name order]`. Rules aggregate only numeric
- * fields, so the rest is not stored (a third of the bytes, and less to encode on every state flush).
+ * One bucket of the window: its transactions flattened, `stride` numbers each — `[ts, ...numeric fields in name
+ * order]`. Rules aggregate only numeric fields, so the rest is not stored. Flat (not an array per transaction): one
+ * array to append to in place, and far less to encode on every state flush and to collect.
  */
-type WindowEntry = readonly number[];
+type BucketEntries = number[];
 
 export interface EvaluatorOptions {
   readonly limits: RuleLimits;
@@ -19,7 +21,7 @@ export interface EvaluatorOptions {
 type Ctx = KeyedBroadcastContext<string, VersionedRule>;
 
 /** The key's transactions, bucketed by event time (bucket start → entries). */
-const windowState = mapState<WindowEntry[]>('window');
+const windowState = mapState<BucketEntries>('window');
 /** Transactions waiting for the watermark to pass their timestamp, with the rule version that will judge them. */
 const pendingState = listState<RuledTransaction>('pending');
 
@@ -39,29 +41,50 @@ export function ruleEvaluator(options: EvaluatorOptions): KeyedBroadcastProcessF
     .filter((f) => limits.fields[f] === 'number')
     .sort();
   const slotOf = new Map(numericFields.map((f, i) => [f, i + 1]));
-  const entryOf = (tx: Transaction): WindowEntry => {
+  const stride = numericFields.length + 1;
+  const aggregates = new BucketAggregates(stride);
+  const append = (entries: BucketEntries, tx: Transaction): void => {
     const record = tx as unknown as Record<string, unknown>;
-    return [tx.ts, ...numericFields.map((f) => (typeof record[f] === 'number' ? (record[f] as number) : NaN))];
+    entries.push(tx.ts);
+    for (const f of numericFields) entries.push(typeof record[f] === 'number' ? (record[f] as number) : NaN);
+  };
+  /** Buckets written before entries were flat (an array per transaction) are flattened when first met. */
+  const bucketsOf = (ctx: Ctx): [string, BucketEntries][] => {
+    const window = ctx.mapState(windowState);
+    const buckets = window.entries();
+    for (const pair of buckets) {
+      if (pair[1].length > 0 && Array.isArray(pair[1][0])) {
+        pair[1] = (pair[1] as unknown as number[][]).flat();
+        window.put(pair[0], pair[1]);
+      }
+    }
+    return buckets;
   };
 
   const judge = (item: RuledTransaction, ctx: Ctx): Alert | undefined => {
     const { rule, tx } = item;
     const from = tx.ts - rule.windowMs;
-    const acc = new WindowAggregate(rule.function);
+    const acc = new WindowTotals();
     // COUNT reads slot 0 (the timestamp, always finite) and adds it like any value: count is what it uses.
     const slot = rule.function === 'COUNT' ? 0 : (slotOf.get(rule.aggregateField ?? '') ?? -1);
     if (slot < 0) return undefined;
-    for (const [bucket, entries] of ctx.mapState(windowState).entries()) {
+    for (const [bucket, entries] of bucketsOf(ctx)) {
       const start = Number(bucket);
-      if (start + bucketMs - 1 <= from || start > tx.ts) continue;
-      for (const entry of entries) {
-        const ts = entry[0];
+      const end = start + bucketMs - 1;
+      if (end <= from || start > tx.ts) continue;
+      // A bucket wholly inside (from, ts] counts by its totals; only the buckets the window's edges cut are scanned.
+      if (start > from && end <= tx.ts) {
+        acc.merge(aggregates.of(entries), slot);
+        continue;
+      }
+      for (let i = 0; i + stride <= entries.length; i += stride) {
+        const ts = entries[i];
         if (ts <= from || ts > tx.ts) continue;
-        const value = entry[slot];
+        const value = entries[i + slot];
         if (Number.isFinite(value)) acc.add(value);
       }
     }
-    const aggregate = acc.result();
+    const aggregate = acc.result(rule.function);
     if (aggregate === undefined || !compare(rule.comparison, aggregate, rule.limit)) return undefined;
     return {
       alertId: `${ruleSlot(rule)}@${rule.version}/${tx.txId}`,
@@ -80,19 +103,23 @@ export function ruleEvaluator(options: EvaluatorOptions): KeyedBroadcastProcessF
     states: [windowState, pendingState],
 
     processElement(item, ctx, out) {
-      const { tx, rule } = item;
+      const { tx } = item;
       const window = ctx.mapState(windowState);
-      const bucket = bucketOf(tx.ts);
-      const entries = window.get(String(bucket));
-      window.put(String(bucket), entries ? [...entries, entryOf(tx)] : [entryOf(tx)]);
-      // One cleanup timer per bucket; a later version with a longer window is honoured when it fires (prune).
-      if (!entries) ctx.timers.registerEventTimeTimer(bucket + bucketMs - 1 + rule.windowMs);
+      const bucket = String(bucketOf(tx.ts));
+      const existing = window.get(bucket);
+      // Appended in place (the state holds this very array; put marks it for the next flush): no copy per record.
+      const entries = existing ?? [];
+      append(entries, tx);
+      window.put(bucket, entries);
       if (tx.ts <= ctx.timers.currentWatermark) {
+        // A new bucket needs a cleanup timer; a later version with a longer window is honoured when it fires (prune).
+        if (!existing) ctx.timers.registerEventTimeTimer(bucketOf(tx.ts) + bucketMs - 1 + item.rule.windowMs);
         const alert = judge(item, ctx);
         if (alert) out.collect(alert, tx.ts);
         return;
       }
       // One evaluation timer per key is enough: at the earliest pending timestamp (onTimer judges all that is due).
+      // It also stands for the cleanup timer: when it fires, prune() sets the next one for the oldest bucket left.
       const pending = ctx.listState(pendingState);
       let earliest = Infinity;
       for (const p of pending.get()) if (p.tx.ts < earliest) earliest = p.tx.ts;
