@@ -103,7 +103,8 @@ async function main(): Promise<void> {
       // Alternate limits 0 and 1: a new version every time, every one alerting on every transaction.
       const res = await client.post(rulesPath, { rules: [everyTx(i % 2)] });
       if (res.status !== 201) throw new Error(`swap ${i} answered ${res.status}: ${JSON.stringify(res.body)}`);
-      const rollout = await waitForRollout(client, deploymentId, res.body.rollout.id as string);
+      // A job lagging behind its input applies a swap late (the rules record waits behind queued data): waited for, and counted.
+      const rollout = await waitForRollout(client, deploymentId, res.body.rollout.id as string, 120_000);
       if (rollout.phase !== 'ACTIVE') throw new Error(`swap ${i} ended ${rollout.phase}: ${rollout.message}`);
       const full = (await client.get(`${rulesPath}/rollouts/${rollout.id}`)).body as { createdAt: string; subtasks: { lastAckAt: string }[] };
       const lastAck = Math.max(...full.subtasks.map((s) => Date.parse(s.lastAckAt)));
