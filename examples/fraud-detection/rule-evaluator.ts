@@ -1,6 +1,7 @@
-import { type KeyedBroadcastContext, type KeyedBroadcastProcessFunction, listState, mapState } from '@weir/engine';
+import { type KeyedBroadcastContext, type KeyedBroadcastProcessFunction, mapState, valueState } from '@weir/engine';
 import { compare, type RuleLimits, ruleSlot, type VersionedRule } from '@weir/rules';
 import type { Alert, RuledTransaction } from './messages';
+import { addPending, earliestPending, longestPendingWindow, pendingOf, type PendingJudgements, takeDue } from './pending-judgements';
 import { applyRuleMessage } from './rule-book';
 import type { Transaction } from './transaction';
 import { BucketAggregates, WindowTotals } from './window-totals';
@@ -23,7 +24,7 @@ type Ctx = KeyedBroadcastContext<string, VersionedRule>;
 /** The key's transactions, bucketed by event time (bucket start → entries). */
 const windowState = mapState<BucketEntries>('window');
 /** Transactions waiting for the watermark to pass their timestamp, with the rule version that will judge them. */
-const pendingState = listState<RuledTransaction>('pending');
+const pendingState = valueState<PendingJudgements | RuledTransaction[]>('pending');
 
 /**
  * Judges transactions of one (rule, key) in event-time order: a transaction waits until the watermark passes its
@@ -61,8 +62,7 @@ export function ruleEvaluator(options: EvaluatorOptions): KeyedBroadcastProcessF
     return buckets;
   };
 
-  const judge = (item: RuledTransaction, ctx: Ctx): Alert | undefined => {
-    const { rule, tx } = item;
+  const judge = (rule: VersionedRule, tx: { readonly ts: number; readonly txId: string }, ctx: Ctx): Alert | undefined => {
     const from = tx.ts - rule.windowMs;
     const acc = new WindowTotals();
     // COUNT reads slot 0 (the timestamp, always finite) and adds it like any value: count is what it uses.
@@ -90,7 +90,7 @@ export function ruleEvaluator(options: EvaluatorOptions): KeyedBroadcastProcessF
       alertId: `${ruleSlot(rule)}@${rule.version}/${tx.txId}`,
       ruleId: rule.ruleId,
       ruleVersion: rule.version,
-      key: item.key,
+      key: groupingKeyOfKey(ctx.key),
       aggregate,
       limit: rule.limit,
       txId: tx.txId,
@@ -114,42 +114,43 @@ export function ruleEvaluator(options: EvaluatorOptions): KeyedBroadcastProcessF
       if (tx.ts <= ctx.timers.currentWatermark) {
         // A new bucket needs a cleanup timer; a later version with a longer window is honoured when it fires (prune).
         if (!existing) ctx.timers.registerEventTimeTimer(bucketOf(tx.ts) + bucketMs - 1 + item.rule.windowMs);
-        const alert = judge(item, ctx);
+        const alert = judge(item.rule, tx, ctx);
         if (alert) out.collect(alert, tx.ts);
         return;
       }
       // One evaluation timer per key is enough: at the earliest pending timestamp (onTimer judges all that is due).
       // It also stands for the cleanup timer: when it fires, prune() sets the next one for the oldest bucket left.
-      const pending = ctx.listState(pendingState);
-      let earliest = Infinity;
-      for (const p of pending.get()) if (p.tx.ts < earliest) earliest = p.tx.ts;
-      pending.add(item);
+      const state = ctx.state(pendingState);
+      const pending = pendingOf(state.value());
+      const earliest = earliestPending(pending);
+      addPending(pending, tx.ts, tx.txId, item.rule);
+      state.update(pending);
       if (tx.ts < earliest) ctx.timers.registerEventTimeTimer(tx.ts);
     },
 
     onTimer(timestamp, _domain, ctx, out) {
       // Everything at or behind the watermark is complete: judge it all now, not one timer at a time.
       const now = Math.max(timestamp, ctx.timers.currentWatermark);
-      const pending = ctx.listState(pendingState);
-      const all = pending.get();
-      const due = all.filter((p) => p.tx.ts <= now);
-      if (due.length > 0) {
-        due.sort((a, b) => a.tx.ts - b.tx.ts || (a.tx.txId < b.tx.txId ? -1 : a.tx.txId > b.tx.txId ? 1 : 0));
-        for (const item of due) {
-          const alert = judge(item, ctx);
-          if (alert) out.collect(alert, item.tx.ts);
-        }
-        const rest = all.filter((p) => p.tx.ts > now);
-        if (rest.length > 0) {
-          pending.update(rest);
-          let earliest = Infinity;
-          for (const p of rest) if (p.tx.ts < earliest) earliest = p.tx.ts;
-          ctx.timers.registerEventTimeTimer(earliest);
-        } else {
-          pending.clear();
+      const state = ctx.state(pendingState);
+      const stored = state.value();
+      let rest: PendingJudgements | undefined;
+      if (stored !== undefined) {
+        const split = takeDue(pendingOf(stored), now);
+        rest = split.rest;
+        if (split.due.length > 0) {
+          for (const item of split.due) {
+            const alert = judge(item.rule, item, ctx);
+            if (alert) out.collect(alert, item.ts);
+          }
+          if (rest) {
+            state.update(rest);
+            ctx.timers.registerEventTimeTimer(earliestPending(rest));
+          } else {
+            state.clear();
+          }
         }
       }
-      prune(now, ctx);
+      prune(now, rest, ctx);
     },
 
     processBroadcastElement(value, ctx) {
@@ -158,9 +159,9 @@ export function ruleEvaluator(options: EvaluatorOptions): KeyedBroadcastProcessF
     },
   };
 
-  function prune(now: number, ctx: Ctx): void {
+  function prune(now: number, pending: PendingJudgements | undefined, ctx: Ctx): void {
     let keepMs = ctx.broadcastState.get(ruleSlotOfKey(ctx.key))?.windowMs ?? 0;
-    for (const p of ctx.listState(pendingState).get()) keepMs = Math.max(keepMs, p.rule.windowMs);
+    if (pending) keepMs = Math.max(keepMs, longestPendingWindow(pending));
     const cutoff = now - keepMs;
     const window = ctx.mapState(windowState);
     let oldest = Infinity;
@@ -184,4 +185,8 @@ export function evaluatorKey(item: RuledTransaction): string {
 
 function ruleSlotOfKey(key: string): string {
   return key.slice(0, key.indexOf('|'));
+}
+
+function groupingKeyOfKey(key: string): string {
+  return key.slice(key.indexOf('|') + 1);
 }
