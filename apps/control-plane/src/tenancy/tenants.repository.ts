@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { PoolClient } from '@weir/db';
 import type { TenantQuotas } from './quotas';
 import type { Tenant } from './tenant';
+import type { TenantDb } from './tenant-db';
 
 interface TenantRow {
   id: string;
@@ -13,6 +14,7 @@ interface TenantRow {
 }
 
 const COLUMNS = 'id, name, max_deployments, max_total_parallelism, max_bundle_bytes, created_at';
+const FIND = { name: 'tenants.find', text: `SELECT ${COLUMNS} FROM tenants WHERE id = $1` };
 
 /** SQL of `tenants`. Runs inside TenantDb.run(<that tenant>): the row is visible to its own tenant only. */
 @Injectable()
@@ -29,7 +31,13 @@ export class TenantsRepository {
   }
 
   async find(client: PoolClient, id: string): Promise<Tenant | null> {
-    const { rows } = await client.query<TenantRow>(`SELECT ${COLUMNS} FROM tenants WHERE id = $1`, [id]);
+    const { rows } = await client.query<TenantRow>({ ...FIND, values: [id] });
+    return rows.length ? toTenant(rows[0]) : null;
+  }
+
+  /** `find` as a read of its own, in one round trip (TenantDb.read): GET /v1/tenant and GraphQL's `tenant`. */
+  async read(db: TenantDb, id: string): Promise<Tenant | null> {
+    const rows = await db.read<TenantRow>(id, { ...FIND, values: [id] });
     return rows.length ? toTenant(rows[0]) : null;
   }
 }

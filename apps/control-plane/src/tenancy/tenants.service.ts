@@ -19,7 +19,7 @@ export class TenantsService {
   }
 
   async get(id: string): Promise<Tenant> {
-    const tenant = await this.db.run(id, (client) => this.tenants.find(client, id));
+    const tenant = await this.tenants.read(this.db, id);
     if (!tenant) throw new NotFoundProblem('tenant', id);
     return tenant;
   }
