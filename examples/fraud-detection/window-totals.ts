@@ -71,7 +71,8 @@ export class BucketAggregates {
       cached = { length: 0, totals };
       this.cache.set(entries, cached);
     }
-    const { totals, stride } = { totals: cached.totals, stride: this.stride };
+    const { totals } = cached;
+    const stride = this.stride;
     for (let i = cached.length; i + stride <= entries.length; i += stride) {
       for (let s = 0; s < stride; s++) {
         const value = entries[i + s];
