@@ -22,11 +22,25 @@ export interface JobSupervisorOptions {
 export class JobSupervisor {
   private readonly jobs = new Map<string, JobProcess>();
   private readonly applied = new Set<string>();
+  /** Run commands still starting, by idempotency key: a redelivery while the first is starting waits for it. */
+  private readonly starting = new Map<string, Promise<void>>();
 
   constructor(private readonly options: JobSupervisorOptions) {}
 
   async run(command: RunSubtasks): Promise<void> {
     if (this.applied.has(command.idempotencyKey)) return;
+    const inFlight = this.starting.get(command.idempotencyKey);
+    if (inFlight) return inFlight;
+    const started = this.start(command);
+    this.starting.set(command.idempotencyKey, started);
+    try {
+      await started;
+    } finally {
+      this.starting.delete(command.idempotencyKey);
+    }
+  }
+
+  private async start(command: RunSubtasks): Promise<void> {
     const key = jobKey(command.tenantId, command.jobId);
     const current = this.jobs.get(key);
     if (current && (current.state === 'STARTING' || current.state === 'RUNNING')) {
