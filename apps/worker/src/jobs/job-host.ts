@@ -104,6 +104,8 @@ async function stop(savepointId: string | undefined): Promise<void> {
     }
   }
   await checkpointer?.stop();
+  // No metrics from a stopping job: stop() destroys its latency recorders, and a snapshot taken after that throws.
+  clearInterval(metricsTimer);
   await job.stop();
 }
 
