@@ -181,9 +181,16 @@ describe('rules of a deployment: versions, rollouts, acks, swap under load, roll
     const positionOf = (subtask: number) => r2.subtasks.find((s) => s.operatorId === 'route-by-rule' && s.subtask === subtask)?.inputPosition ?? null;
     expect(switchMismatches(judgedPart1, topics.transactionsTopic, ranges, positionOf, 2)).toEqual([]);
     expect([...channels.values()].flat()).toContain(2);
-    // Chunks produced after the acks: v2 only.
-    expect(inputs.filter((r) => Number(/^tx-1(\d\d)-/.exec(txId(r))?.[1] ?? -1) > ackedAtChunk).every((r) => versionOf.get(txId(r))![0] === 2)).toBe(true);
-    expect(inputs.filter((r) => txId(r).startsWith('tx-12-')).every((r) => versionOf.get(txId(r))![0] === 2)).toBe(true);
+    // Produced after every subtask acknowledged v2 (later chunks, then seed 12): v2, up to where each subtask applied
+    // the rollback — a job behind its input may route the tail of them after it, so the rollback's reported input
+    // positions decide, not timing.
+    const afterV2 = inputs
+      .filter((r) => Number(/^tx-1(\d\d)-/.exec(txId(r))?.[1] ?? -1) > ackedAtChunk || txId(r).startsWith('tx-12-'))
+      .map((r) => ({ partition: r.partition, offset: r.offset, txId: txId(r), version: versionOf.get(txId(r))![0] }));
+    expect(afterV2.length).toBeGreaterThanOrEqual(1_000);
+    expect(afterV2.every((j) => j.version === 1 || j.version === 2)).toBe(true);
+    const rollbackPositionOf = (subtask: number) => r3.subtasks.find((s) => s.operatorId === 'route-by-rule' && s.subtask === subtask)?.inputPosition ?? null;
+    expect(switchMismatches(afterV2, topics.transactionsTopic, ranges, rollbackPositionOf, 1)).toEqual([]);
     expect(inputs.filter((r) => txId(r).startsWith('tx-13-')).every((r) => versionOf.get(txId(r))![0] === 1)).toBe(true);
 
     // Versions are listed newest first with cursor pagination, each readable alone.
