@@ -84,8 +84,9 @@ export class SlosRepository {
         id: string; slo_id: string; kind: SloEventKind; minute: Date; compliance: number; burn_rate: number;
         burn_rate_5m: number | null; reason: string; at: Date;
       }>(
+        // ORDER BY names the table's bigint column: a bare `id` would sort the text output column ("100" < "99").
         `SELECT id::text, slo_id, kind, minute, compliance, burn_rate, burn_rate_5m, reason, at FROM slo_events
-         WHERE slo_id = $1 AND ($3::bigint IS NULL OR id > $3) ORDER BY id LIMIT $2`,
+         WHERE slo_id = $1 AND ($3::bigint IS NULL OR id > $3) ORDER BY slo_events.id LIMIT $2`,
         [sloId, limit, afterId ?? null],
       );
       return rows.map((r) => ({
