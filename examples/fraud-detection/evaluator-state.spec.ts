@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import type { VersionedRule } from '@weir/rules';
+import { type VersionedRule, WindowAggregate } from '@weir/rules';
 import type { RuledTransaction } from './messages';
 import { addPending, earliestPending, longestPendingWindow, pendingCount, pendingOf, takeDue } from './pending-judgements';
-import { BucketAggregates, WindowTotals } from './window-totals';
+import { addBucketTotals, BucketAggregates } from './window-totals';
 
 const rule = (version: number, windowMs = 1_000): VersionedRule => ({
   ruleId: 'r', version, state: 'ACTIVE', groupingKeys: ['payer'], aggregateField: 'amount', function: 'SUM', comparison: '>', limit: 1, windowMs,
@@ -44,14 +44,16 @@ describe('bucket totals', () => {
     expect(Array.from(aggregates.of(entries).slice(4))).toEqual([1, 10, 10, 10]);
     entries.push(3, -4);
     const totals = aggregates.of(entries);
-    const merged = new WindowTotals();
-    merged.merge(totals, 1);
-    const direct = new WindowTotals();
-    for (const v of [10, -4]) direct.add(v);
-    for (const fn of ['SUM', 'AVG', 'MIN', 'MAX', 'COUNT'] as const) expect(merged.result(fn)).toBe(direct.result(fn));
-    const count = new WindowTotals();
-    count.merge(totals, 0);
-    expect(count.result('COUNT')).toBe(3);
-    expect(new WindowTotals().result('SUM')).toBeUndefined();
+    for (const fn of ['SUM', 'AVG', 'MIN', 'MAX', 'COUNT'] as const) {
+      const merged = new WindowAggregate(fn);
+      addBucketTotals(merged, totals, 1);
+      const direct = new WindowAggregate(fn);
+      for (const v of [10, -4]) direct.add(v);
+      expect(merged.result()).toBe(direct.result());
+    }
+    const count = new WindowAggregate('COUNT');
+    addBucketTotals(count, totals, 0);
+    expect(count.result()).toBe(3);
+    expect(new WindowAggregate('SUM').result()).toBeUndefined();
   });
 });

@@ -1,10 +1,10 @@
 import { type KeyedBroadcastContext, type KeyedBroadcastProcessFunction, mapState, valueState } from '@weir/engine';
-import { compare, type RuleLimits, ruleSlot, type VersionedRule } from '@weir/rules';
+import { compare, type RuleLimits, ruleSlot, type VersionedRule, WindowAggregate } from '@weir/rules';
 import type { Alert, RuledTransaction } from './messages';
 import { addPending, earliestPending, longestPendingWindow, pendingOf, type PendingJudgements, takeDue } from './pending-judgements';
 import { applyRuleMessage } from './rule-book';
 import type { Transaction } from './transaction';
-import { BucketAggregates, WindowTotals } from './window-totals';
+import { addBucketTotals, BucketAggregates } from './window-totals';
 
 /**
  * One bucket of the window: its transactions flattened, `stride` numbers each — `[ts, ...numeric fields in name
@@ -64,7 +64,7 @@ export function ruleEvaluator(options: EvaluatorOptions): KeyedBroadcastProcessF
 
   const judge = (rule: VersionedRule, tx: { readonly ts: number; readonly txId: string }, ctx: Ctx): Alert | undefined => {
     const from = tx.ts - rule.windowMs;
-    const acc = new WindowTotals();
+    const acc = new WindowAggregate(rule.function);
     // COUNT reads slot 0 (the timestamp, always finite) and adds it like any value: count is what it uses.
     const slot = rule.function === 'COUNT' ? 0 : (slotOf.get(rule.aggregateField ?? '') ?? -1);
     if (slot < 0) return undefined;
@@ -74,7 +74,7 @@ export function ruleEvaluator(options: EvaluatorOptions): KeyedBroadcastProcessF
       if (end <= from || start > tx.ts) continue;
       // A bucket wholly inside (from, ts] counts by its totals; only the buckets the window's edges cut are scanned.
       if (start > from && end <= tx.ts) {
-        acc.merge(aggregates.of(entries), slot);
+        addBucketTotals(acc, aggregates.of(entries), slot);
         continue;
       }
       for (let i = 0; i + stride <= entries.length; i += stride) {
@@ -84,7 +84,7 @@ export function ruleEvaluator(options: EvaluatorOptions): KeyedBroadcastProcessF
         if (Number.isFinite(value)) acc.add(value);
       }
     }
-    const aggregate = acc.result(rule.function);
+    const aggregate = acc.result();
     if (aggregate === undefined || !compare(rule.comparison, aggregate, rule.limit)) return undefined;
     return {
       alertId: `${ruleSlot(rule)}@${rule.version}/${tx.txId}`,

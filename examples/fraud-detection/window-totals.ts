@@ -1,52 +1,12 @@
-import type { AggregateFunctionName } from '@weir/rules';
+import type { WindowAggregate } from '@weir/rules';
 
 /** Per slot, four numbers in a bucket's totals: count of finite values, sum, min, max. */
 const PER_SLOT = 4;
 
-/**
- * A window's running aggregate, fed one value at a time (where the window's edges cut a bucket) or one bucket's
- * totals at a time (buckets wholly inside the window). The same results as @weir/rules' WindowAggregate; a SUM is
- * added bucket by bucket, which is exact for the integer amounts the job handles (minor units), and may differ in the
- * last bits from a value-by-value sum for fractional values.
- */
-export class WindowTotals {
-  private count = 0;
-  private sum = 0;
-  private min = Infinity;
-  private max = -Infinity;
-
-  add(value: number): void {
-    this.count++;
-    this.sum += value;
-    if (value < this.min) this.min = value;
-    if (value > this.max) this.max = value;
-  }
-
-  /** Adds the totals of one slot of a bucket (from BucketAggregates.of). */
-  merge(totals: Float64Array, slot: number): void {
-    const at = slot * PER_SLOT;
-    const count = totals[at];
-    if (count === 0) return;
-    this.count += count;
-    this.sum += totals[at + 1];
-    if (totals[at + 2] < this.min) this.min = totals[at + 2];
-    if (totals[at + 3] > this.max) this.max = totals[at + 3];
-  }
-
-  result(fn: AggregateFunctionName): number | undefined {
-    if (fn === 'COUNT') return this.count;
-    if (this.count === 0) return undefined;
-    switch (fn) {
-      case 'SUM':
-        return this.sum;
-      case 'AVG':
-        return this.sum / this.count;
-      case 'MIN':
-        return this.min;
-      case 'MAX':
-        return this.max;
-    }
-  }
+/** Adds one slot of a bucket's totals (from BucketAggregates.of) to a window's aggregate. */
+export function addBucketTotals(acc: WindowAggregate, totals: Float64Array, slot: number): void {
+  const at = slot * PER_SLOT;
+  acc.addTotals(totals[at], totals[at + 1], totals[at + 2], totals[at + 3]);
 }
 
 /**

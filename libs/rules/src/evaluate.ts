@@ -37,6 +37,18 @@ export class WindowAggregate {
     if (value > this.max) this.max = value;
   }
 
+  /**
+   * Adds a run of values already aggregated (e.g. a bucket's totals). A SUM is then added run by run: exact for
+   * integer values, and may differ in the last bits from a value-by-value sum of fractional ones.
+   */
+  addTotals(count: number, sum: number, min: number, max: number): void {
+    if (count === 0) return;
+    this.count += count;
+    this.sum += sum;
+    if (min < this.min) this.min = min;
+    if (max > this.max) this.max = max;
+  }
+
   result(): number | undefined {
     if (this.fn === 'COUNT') return this.count;
     if (this.count === 0) return undefined;
