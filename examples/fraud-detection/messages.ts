@@ -10,20 +10,7 @@ export interface RuledTransaction {
   readonly tx: Transaction;
 }
 
-/** Raised when a rule's comparison holds for a transaction. Names the rule version that judged it. */
-export interface Alert {
-  /** `${ruleId}@${ruleVersion}/${txId}`: stable across replays, so a consumer can drop duplicates. */
-  readonly alertId: string;
-  readonly ruleId: string;
-  readonly ruleVersion: number;
-  readonly key: string;
-  readonly aggregate: number;
-  readonly limit: number;
-  readonly txId: string;
-  readonly ts: number;
-  /** Present (true) on what a shadow version would have raised; those go to the shadow output only. */
-  readonly shadow?: true;
-}
+export type { Alert } from '@weir/rules';
 
 /**
  * What one subtask did with one rules message: applied a version, deleted a rule or rejected the message. The

@@ -35,3 +35,4 @@ export {
 export { validateRuleMessage, type RuleMessageValidation } from './rule-message';
 export { EventSchemaError, eventFieldsFromJsonSchema } from './event-fields';
 export { WindowAggregate, aggregateInput, compare, groupingKeyOf } from './evaluate';
+export type { Alert } from './alert';

@@ -1,21 +1,14 @@
 import { Injectable } from '@nestjs/common';
 import type { ConsumedRecord } from '@weir/kafka';
+import type { Alert } from '@weir/rules';
 import { RulesKafka } from './rules-kafka';
 
 /** A shadow scan reads at most this many records and this long, so one request cannot hold the API. */
 const MAX_SCANNED = 2_000_000;
 const MAX_SCAN_MS = 15_000;
 
-export interface ShadowAlert {
-  readonly alertId: string;
-  readonly ruleId: string;
-  readonly ruleVersion: number;
-  readonly key: string;
-  readonly aggregate: number;
-  readonly limit: number;
-  readonly txId: string;
-  readonly ts: number;
-}
+/** An alert a shadow version would have raised, as the API returns it (without the job's `shadow` marker). */
+export type ShadowAlert = Omit<Alert, 'shadow'>;
 
 export interface ShadowResults {
   readonly version: number;
@@ -81,7 +74,7 @@ export class ShadowResultsReader {
 
 function parseShadowAlert(r: ConsumedRecord): ShadowAlert | null {
   try {
-    const v = JSON.parse(r.value?.toString() ?? 'null') as (ShadowAlert & { shadow?: boolean }) | null;
+    const v = JSON.parse(r.value?.toString() ?? 'null') as Alert | null;
     if (!v || typeof v.ruleId !== 'string' || typeof v.ruleVersion !== 'number') return null;
     const { shadow: _shadow, ...alert } = v;
     return alert;
