@@ -4,19 +4,14 @@
  * property; a config that lacks a topic is refused, naming it.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { createBlobStore, type BlobStore } from '@weir/blob';
-import { buildBundle } from '@weir/bundle';
 import type { WeirConfig } from '@weir/config';
-import { createKafkaConnector, type KafkaConnector } from '@weir/kafka';
-import { createCommandDispatcher, type CommandDispatcher, type RunSubtasks } from '@weir/protocol';
-import pino from 'pino';
+import type { KafkaConnector } from '@weir/kafka';
+import { type CommandDispatcher, type RunSubtasks } from '@weir/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { WorkerApp } from '../../apps/worker/src/worker-app';
-import { deleteQueues, eventually, testConfig, uniquePrefix } from '../control-plane/support/control-plane';
+import type { WorkerApp } from '../../apps/worker/src/worker-app';
+import { eventually } from '../control-plane/support/control-plane';
 import { pollUntil } from '../kafka/support';
+import { startWorkerFixture, type WorkerFixture } from '../worker/worker-fixture';
 
 const run = randomBytes(4).toString('hex');
 const TENANT = `t${run}`;
@@ -43,10 +38,9 @@ export default defineJob(
 
 describe('a parameterized bundle on a worker', () => {
   let config: WeirConfig;
-  let home: string;
+  let fixture: WorkerFixture;
   let app: WorkerApp;
   let kafka: KafkaConnector;
-  let blobs: BlobStore;
   let dispatcher: CommandDispatcher;
   let bundle: { key: string; sha256: string };
 
@@ -67,33 +61,12 @@ describe('a parameterized bundle on a worker', () => {
   });
 
   beforeAll(async () => {
-    home = await mkdtemp(join(tmpdir(), 'weir-param-test-'));
-    config = testConfig({ WEIR_QUEUE_PREFIX: uniquePrefix(), WEIR_WORKER_ID: `param-worker-${run}`, WEIR_HOME: home, WEIR_WORKER_HEARTBEAT_MS: '200' });
-    kafka = createKafkaConnector({ brokers: config.WEIR_KAFKA_BROKERS, clientId: 'weir-test' });
-    const admin = kafka.admin();
-    await admin.ensureTopics([{ topic: IN, partitions: 1 }, { topic: OUT, partitions: 1 }]);
-    await admin.close();
-    const entry = join(home, 'param-count.ts');
-    await writeFile(entry, jobSource);
-    const built = await buildBundle(entry);
-    blobs = createBlobStore(config);
-    bundle = { key: `tenants/${TENANT}/bundles/param-count/${built.sha256}.js`, sha256: built.sha256 };
-    await blobs.put(bundle.key, built.code);
-    app = new WorkerApp(config, pino({ level: 'warn' }));
-    await app.start();
-    dispatcher = createCommandDispatcher(config);
+    fixture = await startWorkerFixture({ tenantId: TENANT, jobId: 'param-count', workerId: `param-worker-${run}`, jobSource, topics: [{ topic: IN, partitions: 1 }, { topic: OUT, partitions: 1 }] });
+    ({ config, app, kafka, dispatcher, bundle } = fixture);
   });
 
   afterAll(async () => {
-    await dispatcher?.close();
-    await app?.stop('test finished');
-    await blobs?.delete(bundle.key).catch(() => undefined);
-    blobs?.close();
-    const admin = kafka.admin();
-    await admin.deleteTopics([IN, OUT, `weir.${TENANT}.param-count.dead-letters`]);
-    await admin.close();
-    await deleteQueues(config);
-    await rm(home, { recursive: true, force: true });
+    await fixture?.close();
   });
 
   it('refuses a config without a topic the job needs, naming it', async () => {

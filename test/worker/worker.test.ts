@@ -3,19 +3,15 @@
  * host child process, and moves records Kafka → keyed window → Kafka; bad bundles are refused without harm.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { createBlobStore, type BlobStore } from '@weir/blob';
-import { buildBundle } from '@weir/bundle';
+import type { BlobStore } from '@weir/blob';
 import type { WeirConfig } from '@weir/config';
-import { createKafkaConnector, type KafkaConnector } from '@weir/kafka';
-import { CommandRejectedError, createCommandDispatcher, type CommandDispatcher, type RunSubtasks } from '@weir/protocol';
-import pino from 'pino';
+import type { KafkaConnector } from '@weir/kafka';
+import { CommandRejectedError, type CommandDispatcher, type RunSubtasks } from '@weir/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { WorkerApp } from '../../apps/worker/src/worker-app';
-import { deleteQueues, eventually, testConfig, uniquePrefix } from '../control-plane/support/control-plane';
+import type { WorkerApp } from '../../apps/worker/src/worker-app';
+import { eventually } from '../control-plane/support/control-plane';
 import { pollUntil } from '../kafka/support';
+import { startWorkerFixture, type WorkerFixture } from './worker-fixture';
 
 const run = randomBytes(4).toString('hex');
 const TENANT = `t${run}`;
@@ -42,7 +38,7 @@ export default defineJob({ name: 'word-count', maxParallelism: 32 }, (job) => {
 
 describe('worker', () => {
   let config: WeirConfig;
-  let home: string;
+  let fixture: WorkerFixture;
   let app: WorkerApp;
   let kafka: KafkaConnector;
   let blobs: BlobStore;
@@ -67,36 +63,12 @@ describe('worker', () => {
   });
 
   beforeAll(async () => {
-    home = await mkdtemp(join(tmpdir(), 'weir-worker-test-'));
-    config = testConfig({ WEIR_QUEUE_PREFIX: uniquePrefix(), WEIR_WORKER_ID: `test-worker-${run}`, WEIR_HOME: home, WEIR_WORKER_HEARTBEAT_MS: '200' });
-    kafka = createKafkaConnector({ brokers: config.WEIR_KAFKA_BROKERS, clientId: 'weir-test' });
-    const admin = kafka.admin();
-    await admin.ensureTopics([
-      { topic: IN, partitions: PARTITIONS },
-      { topic: OUT, partitions: 1 },
-    ]);
-    await admin.close();
-    const entry = join(home, 'word-count.ts');
-    await writeFile(entry, jobSource);
-    const built = await buildBundle(entry);
-    blobs = createBlobStore(config);
-    bundle = { key: `tenants/${TENANT}/bundles/word-count/${built.sha256}.js`, sha256: built.sha256 };
-    await blobs.put(bundle.key, built.code);
-    app = new WorkerApp(config, pino({ level: 'warn' }));
-    await app.start();
-    dispatcher = createCommandDispatcher(config);
+    fixture = await startWorkerFixture({ tenantId: TENANT, jobId: 'word-count', workerId: `test-worker-${run}`, jobSource, topics: [{ topic: IN, partitions: PARTITIONS }, { topic: OUT, partitions: 1 }] });
+    ({ config, app, kafka, blobs, dispatcher, bundle } = fixture);
   });
 
   afterAll(async () => {
-    await dispatcher?.close();
-    await app?.stop('test finished');
-    await blobs?.delete(bundle.key).catch(() => undefined);
-    blobs?.close();
-    const admin = kafka.admin();
-    await admin.deleteTopics([IN, OUT, `weir.${TENANT}.word-count.dead-letters`]);
-    await admin.close();
-    await deleteQueues(config);
-    await rm(home, { recursive: true, force: true });
+    await fixture?.close();
   });
 
   it('refuses a bundle whose bytes do not match the recorded sha256, and runs nothing', async () => {
