@@ -3,8 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createKafkaConnector, type ConsumedRecord, type KafkaAdmin, type KafkaConnector } from '@weir/kafka';
+import { createKafkaConnector, type KafkaAdmin, type KafkaConnector } from '@weir/kafka';
 import { createStateBackend } from '@weir/state';
+import { readCount } from '../support/read-topic';
 import {
   defineJob,
   exchangeTopic,
@@ -64,18 +65,6 @@ const job = defineJob({ name: 'exchange', maxParallelism: 8 }, (b) => {
     .sink('out', kafkaSink({ topic: topics.out, format: json<Verdict>(), key: (v) => v.card }));
 });
 
-async function readAll(connector: KafkaConnector, count: number): Promise<ConsumedRecord[]> {
-  const reader = connector.reader({
-    readerId: `check-${suffix}`,
-    assignments: [0, 1].map((partition) => ({ topic: topics.out, partition, offset: 'earliest' })),
-  });
-  await reader.start();
-  const out: ConsumedRecord[] = [];
-  const deadline = Date.now() + 45_000;
-  while (out.length < count && Date.now() < deadline) out.push(...(await reader.poll(1000, 200)));
-  await reader.close();
-  return out;
-}
 
 describe('Kafka exchange between two runner instances', () => {
   let connector: KafkaConnector;
@@ -137,7 +126,7 @@ describe('Kafka exchange between two runner instances', () => {
     await writer.send(txs.map((t) => ({ topic: topics.tx, partition: t.seq % 2, value: JSON.stringify(t) })));
     await writer.close();
 
-    const out = await readAll(connector, txs.length);
+    const out = await readCount(connector, topics.out, 2, txs.length);
     await Promise.all(instances.map((i) => i.stop()));
 
     const verdicts = out.map((r) => JSON.parse(r.value!.toString()) as Verdict);

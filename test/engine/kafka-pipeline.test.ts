@@ -3,8 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createKafkaConnector, type ConsumedRecord, type KafkaAdmin, type KafkaConnector } from '@weir/kafka';
+import { createKafkaConnector, type KafkaAdmin, type KafkaConnector } from '@weir/kafka';
 import { createStateBackend } from '@weir/state';
+import { readCount } from '../support/read-topic';
 import { aggregate, defineJob, json, kafkaSink, kafkaSource, runJob, tumbling, type WindowResult } from '@weir/engine';
 
 const BROKERS = (process.env.WEIR_KAFKA_BROKERS ?? '127.0.0.1:9092').split(',');
@@ -41,18 +42,6 @@ const job = defineJob({ name: 'card-totals', maxParallelism: 32 }, (b) =>
     .sink('out', kafkaSink({ topic: topics.output, format: json(), key: (r) => r.key })),
 );
 
-async function readAll(connector: KafkaConnector, topic: string, partitions: number, count: number): Promise<ConsumedRecord[]> {
-  const reader = connector.reader({
-    readerId: `check-${topic}`.replace(/[^A-Za-z0-9._-]/g, '-'),
-    assignments: Array.from({ length: partitions }, (_, partition) => ({ topic, partition, offset: 'earliest' })),
-  });
-  await reader.start();
-  const out: ConsumedRecord[] = [];
-  const deadline = Date.now() + 30_000;
-  while (out.length < count && Date.now() < deadline) out.push(...(await reader.poll(1000, 200)));
-  await reader.close();
-  return out;
-}
 
 describe('engine on Kafka: keyed tumbling aggregation with LSM state and a dead-letter topic', () => {
   let connector: KafkaConnector;
@@ -105,8 +94,8 @@ describe('engine on Kafka: keyed tumbling aggregation with LSM state and a dead-
       deadLetterTopic: topics.dlq,
       state: (ctx) => createStateBackend({ kind: 'lsm', path: join(stateDir, `${ctx.operatorId}-${ctx.subtask}`) }),
     });
-    const out = await readAll(connector, topics.output, 2, expected.size);
-    const letters = await readAll(connector, topics.dlq, 1, 2);
+    const out = await readCount(connector, topics.output, 2, expected.size);
+    const letters = await readCount(connector, topics.dlq, 1, 2);
     const positions = running.sourcePositions();
     const metrics = running.metrics();
     await running.stop();

@@ -5,12 +5,13 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TransactionStream } from '@weir/datagen';
 import { exchangeTopic, type JobDefinition, runJob, type RunJobOptions, type RunningJob } from '@weir/engine';
-import { type ConsumedRecord, createKafkaConnector, type KafkaAdmin, type KafkaConnector } from '@weir/kafka';
+import { createKafkaConnector, type KafkaAdmin, type KafkaConnector } from '@weir/kafka';
 import type { VersionedRule } from '@weir/rules';
 import { createStateBackend } from '@weir/state';
 import { produceTransactions } from '../../apps/cli/src/generate/produce-transactions';
 import { type Alert, buildFraudJob, type RuleAck } from '../../examples/fraud-detection';
 import { referenceAlerts } from './reference-evaluator';
+import { parseJson as parse, readUntil } from '../support/read-topic';
 
 const BROKERS = (process.env.WEIR_KAFKA_BROKERS ?? '127.0.0.1:9092').split(',');
 const suffix = randomBytes(4).toString('hex');
@@ -34,26 +35,7 @@ const streamOptions = {
   burst: { field: 'merchant' as const, key: 'm-viral', share: 0.3, atMs: 1_000, forMs: 1_000 },
 };
 
-/** Reads until `until` holds or the deadline passes, then `settleMs` more to catch anything extra. */
-async function readUntil(kafka: KafkaConnector, topic: string, partitions: number, until: (records: ConsumedRecord[]) => boolean, settleMs = 0): Promise<ConsumedRecord[]> {
-  const reader = kafka.reader({
-    readerId: `check-${topic}-${randomBytes(2).toString('hex')}`,
-    assignments: Array.from({ length: partitions }, (_, partition) => ({ topic, partition, offset: 'earliest' as const })),
-  });
-  await reader.start();
-  const out: ConsumedRecord[] = [];
-  try {
-    const deadline = Date.now() + 45_000;
-    while (!until(out) && Date.now() < deadline) out.push(...(await reader.poll(1_000, 200)));
-    const settle = Date.now() + settleMs;
-    while (Date.now() < settle) out.push(...(await reader.poll(1_000, 200)));
-  } finally {
-    await reader.close();
-  }
-  return out;
-}
 
-const parse = <T>(r: ConsumedRecord) => JSON.parse(r.value!.toString()) as T;
 const byId = (a: Alert, b: Alert) => (a.alertId < b.alertId ? -1 : a.alertId > b.alertId ? 1 : 0);
 
 type Layout = (job: JobDefinition, base: Omit<RunJobOptions, 'state'>, stateDir: string) => Promise<RunningJob[]>;

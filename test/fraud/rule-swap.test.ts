@@ -9,6 +9,7 @@ import type { VersionedRule } from '@weir/rules';
 import { createStateBackend } from '@weir/state';
 import { produceTransactions } from '../../apps/cli/src/generate/produce-transactions';
 import { type Alert, buildFraudJob, OPERATOR_IDS, type RuleAck } from '../../examples/fraud-detection';
+import { parseJson as parse, readUntil } from '../support/read-topic';
 
 const BROKERS = (process.env.WEIR_KAFKA_BROKERS ?? '127.0.0.1:9092').split(',');
 const suffix = randomBytes(4).toString('hex');
@@ -24,24 +25,6 @@ const everyTx = (version: number): VersionedRule => ({
   ruleId: 'every-tx', version, state: 'ACTIVE', groupingKeys: ['payer'], function: 'COUNT', comparison: '>=', limit: 1, windowMs: 1_000,
 });
 
-async function readUntil(kafka: KafkaConnector, topic: string, partitions: number, until: (records: ConsumedRecord[]) => boolean, settleMs = 0): Promise<ConsumedRecord[]> {
-  const reader = kafka.reader({
-    readerId: `check-${topic}-${randomBytes(2).toString('hex')}`,
-    assignments: Array.from({ length: partitions }, (_, partition) => ({ topic, partition, offset: 'earliest' as const })),
-  });
-  await reader.start();
-  const out: ConsumedRecord[] = [];
-  try {
-    const deadline = Date.now() + 45_000;
-    while (!until(out) && Date.now() < deadline) out.push(...(await reader.poll(1_000, 200)));
-    const settle = Date.now() + settleMs;
-    while (Date.now() < settle) out.push(...(await reader.poll(1_000, 200)));
-  } finally {
-    await reader.close();
-  }
-  return out;
-}
-const parse = <T>(r: ConsumedRecord) => JSON.parse(r.value!.toString()) as T;
 
 describe('fraud job: a rule version swap under load on Kafka', () => {
   let kafka: KafkaConnector;

@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 import { resolve } from 'node:path';
 import { encodeKey, keyGroupFor } from '@weir/engine';
-import type { ConsumedRecord, KafkaConnector } from '@weir/kafka';
 import { buildFraudJob, fraudRulesSchema, type FraudJobTopics } from '../../../examples/fraud-detection';
 import type { BuiltJob, Api } from '../deployments/support';
 import { eventually } from '../support/control-plane';
@@ -75,25 +74,8 @@ export async function waitForRollout(client: Api, deploymentId: string, rolloutI
 }
 
 /** Reads a topic from the start until `until` holds (bounded), then `settleMs` more. */
-export async function readUntil(kafka: KafkaConnector, topic: string, partitions: number, until: (rs: ConsumedRecord[]) => boolean, settleMs = 0): Promise<ConsumedRecord[]> {
-  const reader = kafka.reader({
-    readerId: `rules-test-${topic}-${Math.random().toString(16).slice(2, 6)}`,
-    assignments: Array.from({ length: partitions }, (_, partition) => ({ topic, partition, offset: 'earliest' as const })),
-  });
-  await reader.start();
-  const out: ConsumedRecord[] = [];
-  try {
-    const deadline = Date.now() + 60_000;
-    while (!until(out) && Date.now() < deadline) out.push(...(await reader.poll(2_000, 200)));
-    const settle = Date.now() + settleMs;
-    while (Date.now() < settle) out.push(...(await reader.poll(2_000, 200)));
-  } finally {
-    await reader.close();
-  }
-  return out;
-}
 
-export const parse = <T>(r: ConsumedRecord): T => JSON.parse(r.value!.toString()) as T;
+export { parseJson as parse, readUntil } from '../../support/read-topic';
 
 /** Which routing subtask owns a transaction, from the run's key-group ranges of `operatorId`. */
 export function ownerOf(ranges: { subtask: number; keyGroups: number[][] }[], txId: string): number {
