@@ -4,51 +4,17 @@
  * disk (as a re-placed worker would); the committed output (read_committed) equals an uninterrupted run's, record
  * by record: nothing lost, nothing duplicated.
  */
-import { randomBytes } from 'node:crypto';
-import { createKafkaConnector, type KafkaConnector } from '@weir/kafka';
-import { sinkCommitsTopic } from '@weir/engine';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JobProcess } from '../../apps/worker/src/jobs/job-process';
-import { expectedOutput, inputRecords, type Output, readAll, removeJobData, sortOutputs, totalsJobHost, tempDir, writeBundle } from './support';
+import { describe, expect, it } from 'vitest';
+import { expectedOutput, inputRecords, type Output, readAll, sortOutputs, totalsJobFixture } from './support';
 
-const run = randomBytes(4).toString('hex');
-const TENANT = `chaos${run}`;
-const JOB = 'totals';
-const IN = `test.chaos.in.${run}`;
-const OUT = `test.chaos.out.${run}`;
 const PARTITIONS = 2;
 const RECORDS = 20_000;
 const BATCH = 500;
 
 describe('exactly-once Kafka → Kafka under SIGKILL', () => {
-  let kafka: KafkaConnector;
-  let dir: string;
-  let bundlePath: string;
-  const hosts: JobProcess[] = [];
-
-  beforeAll(async () => {
-    kafka = createKafkaConnector({ brokers: (process.env.WEIR_KAFKA_BROKERS ?? '127.0.0.1:9092').split(','), clientId: 'weir-test' });
-    const admin = kafka.admin();
-    await admin.ensureTopics([{ topic: IN, partitions: PARTITIONS }, { topic: OUT, partitions: PARTITIONS }]);
-    await admin.close();
-    dir = await tempDir();
-    bundlePath = await writeBundle(dir, IN, OUT);
-  });
-
-  afterAll(async () => {
-    for (const h of hosts) h.kill();
-    const admin = kafka.admin();
-    await admin.deleteTopics([IN, OUT, sinkCommitsTopic(TENANT, JOB), `weir.${TENANT}.${JOB}.dead-letters`]).catch(() => undefined);
-    await admin.close();
-    await removeJobData(TENANT, dir);
-  });
-
-  const start = async (incarnation: number): Promise<JobProcess> => {
-    const host = totalsJobHost({ tenantId: TENANT, jobId: JOB, bundlePath, dir }, incarnation);
-    hosts.push(host);
-    await host.run();
-    return host;
-  };
+  const job = totalsJobFixture('chaos', { input: PARTITIONS, output: PARTITIONS });
+  const { start } = job;
 
   /** Waits until the host has completed a checkpoint past `after`. */
   const checkpointPast = async (host: JobProcess, after: number): Promise<number> => {
@@ -61,13 +27,13 @@ describe('exactly-once Kafka → Kafka under SIGKILL', () => {
   };
 
   it('commits every result exactly once across three SIGKILLs of the job host', async () => {
-    const writer = kafka.writer({ writerId: `test-chaos-in-${run}` });
+    const writer = job.kafka.writer({ writerId: `test-chaos-in-${job.run}` });
     await writer.start();
     let produced = 0;
     const produce = async (upTo: number): Promise<void> => {
       while (produced < upTo) {
         const to = Math.min(upTo, produced + BATCH);
-        await writer.send(inputRecords(IN, produced, to, PARTITIONS));
+        await writer.send(inputRecords(job.input, produced, to, PARTITIONS));
         produced = to;
       }
     };
@@ -91,7 +57,7 @@ describe('exactly-once Kafka → Kafka under SIGKILL', () => {
     await produce(RECORDS);
     await writer.close();
 
-    const records = await readAll(kafka, OUT, PARTITIONS, (n) => n >= RECORDS, 30_000);
+    const records = await readAll(job.kafka, job.output, PARTITIONS, (n) => n >= RECORDS, 30_000);
     const outputs = sortOutputs(records.map((r) => JSON.parse(r.value!.toString()) as Output));
     const seen = new Set<string>();
     const duplicates = outputs.filter((o) => (seen.has(`${o.k}/${o.i}`) ? true : (seen.add(`${o.k}/${o.i}`), false)));

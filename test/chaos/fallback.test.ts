@@ -2,57 +2,21 @@
  * A truncated checkpoint file: the job host's restore skips that checkpoint, says which file and why, and restores
  * the previous one.
  */
-import { randomBytes } from 'node:crypto';
+import { afterAll, describe, expect, it } from 'vitest';
 import { createBlobStore } from '@weir/blob';
 import { CheckpointStore } from '@weir/checkpoint';
 import { loadConfig } from '@weir/config';
-import { sinkCommitsTopic } from '@weir/engine';
-import { createKafkaConnector, type KafkaConnector } from '@weir/kafka';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { JobProcess } from '../../apps/worker/src/jobs/job-process';
-import { inputRecords, removeJobData, totalsJobHost, tempDir, writeBundle } from './support';
-
-const run = randomBytes(4).toString('hex');
-const TENANT = `fallback${run}`;
-const JOB = 'totals';
-const IN = `test.fallback.in.${run}`;
-const OUT = `test.fallback.out.${run}`;
+import { inputRecords, totalsJobFixture } from './support';
 
 describe('recovery from a damaged checkpoint', () => {
-  let kafka: KafkaConnector;
-  let dir: string;
-  let bundlePath: string;
-  const hosts: JobProcess[] = [];
+  const job = totalsJobFixture('fallback', { input: 2, output: 1 });
+  const { start } = job;
   const blob = createBlobStore(loadConfig({ ...process.env, WEIR_LOG_LEVEL: 'warn' }));
   const store = new CheckpointStore(blob);
-
-  beforeAll(async () => {
-    kafka = createKafkaConnector({ brokers: (process.env.WEIR_KAFKA_BROKERS ?? '127.0.0.1:9092').split(','), clientId: 'weir-test' });
-    const admin = kafka.admin();
-    await admin.ensureTopics([{ topic: IN, partitions: 2 }, { topic: OUT, partitions: 1 }]);
-    await admin.close();
-    dir = await tempDir();
-    bundlePath = await writeBundle(dir, IN, OUT);
-  });
-
-  afterAll(async () => {
-    for (const h of hosts) h.kill();
-    const admin = kafka.admin();
-    await admin.deleteTopics([IN, OUT, sinkCommitsTopic(TENANT, JOB), `weir.${TENANT}.${JOB}.dead-letters`]).catch(() => undefined);
-    await admin.close();
-    await removeJobData(TENANT, dir);
-    blob.close();
-  });
-
-  const start = async (incarnation: number): Promise<JobProcess> => {
-    const host = totalsJobHost({ tenantId: TENANT, jobId: JOB, bundlePath, dir }, incarnation);
-    hosts.push(host);
-    await host.run();
-    return host;
-  };
+  afterAll(() => blob.close());
 
   it('skips the checkpoint with a truncated file, names it, and restores the previous one', async () => {
-    const writer = kafka.writer({ writerId: `test-fallback-${run}` });
+    const writer = job.kafka.writer({ writerId: `test-fallback-${job.run}` });
     await writer.start();
     const host = await start(0);
     // Two checkpoints that differ: input between them changes key groups' state.
@@ -60,7 +24,7 @@ describe('recovery from a damaged checkpoint', () => {
     const deadline = Date.now() + 30_000;
     while ((host.latestCheckpoint?.checkpointId ?? 0) < 3) {
       if (Date.now() > deadline) throw new Error(`fewer than 3 checkpoints within 30 s (${host.state} ${host.failure ?? ''})`);
-      await writer.send(inputRecords(IN, produced, produced + 200, 2));
+      await writer.send(inputRecords(job.input, produced, produced + 200, 2));
       produced += 200;
       await new Promise((r) => setTimeout(r, 100));
     }
@@ -68,7 +32,7 @@ describe('recovery from a damaged checkpoint', () => {
     await host.exited;
     await writer.close();
 
-    const refs = (await store.list({ tenantId: TENANT, jobId: JOB })).filter((r) => r.kind === 'checkpoint');
+    const refs = (await store.list({ tenantId: job.tenantId, jobId: job.jobId })).filter((r) => r.kind === 'checkpoint');
     const latest = await store.read(refs[refs.length - 1]);
     const previous = await store.read(refs[refs.length - 2]);
     const previousFiles = new Set(previous.manifest.operators.flatMap((o) => o.subtasks.flatMap((s) => [...s.files, ...s.metadata].map((f) => f.sha256))));
