@@ -1,35 +1,17 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { KafkaAdmin, KafkaConnector } from '@weir/kafka';
-import { numberedRecords, pollFor, pollUntil, testConnector, uniqueTopic, valuesByPartition } from './support';
+import { describe, expect, it } from 'vitest';
+import { filledTopic, numberedRecords, pollFor, pollUntil, uniqueTopic, valuesByPartition } from './support';
 
 describe('Kafka reader and writer', () => {
-  const topic = uniqueTopic('rw');
   const partitions = 3;
   const total = 3000;
-  let connector: KafkaConnector;
-  let admin: KafkaAdmin;
-
-  beforeAll(async () => {
-    connector = testConnector();
-    admin = connector.admin();
-    await admin.ensureTopics([{ topic, partitions }]);
-    const writer = connector.writer({ writerId: 'rw-writer' });
-    await writer.start();
-    const records = numberedRecords(topic, total, partitions);
-    for (let i = 0; i < records.length; i += 500) await writer.send(records.slice(i, i + 500));
-    await writer.send([
-      { topic, partition: 0, key: 'with-headers', value: 'h', timestamp: 1_700_000_000_000, headers: { trace: Buffer.from('t-1') } },
-    ]);
-    await writer.close();
-  });
-
-  afterAll(async () => {
-    await admin.deleteTopics([topic]);
-    await admin.close();
-  });
+  const kafka = filledTopic('rw', partitions, (topic) => [
+    ...numberedRecords(topic, total, partitions),
+    { topic, partition: 0, key: 'with-headers', value: 'h', timestamp: 1_700_000_000_000, headers: { trace: Buffer.from('t-1') } },
+  ]);
+  const { topic } = kafka;
 
   it('reads every record exactly once, in order per partition, from earliest', async () => {
-    const reader = connector.reader({
+    const reader = kafka.connector.reader({
       readerId: 'rw-all',
       assignments: Array.from({ length: partitions }, (_, p) => ({ topic, partition: p, offset: 'earliest' })),
     });
@@ -56,7 +38,7 @@ describe('Kafka reader and writer', () => {
   });
 
   it('reports positions after what poll returned and zero lag once drained', async () => {
-    const reader = connector.reader({ readerId: 'rw-pos', assignments: [{ topic, partition: 1, offset: 'earliest' }] });
+    const reader = kafka.connector.reader({ readerId: 'rw-pos', assignments: [{ topic, partition: 1, offset: 'earliest' }] });
     await reader.start();
     expect(reader.positions().get(`${topic}:1`)).toBe('0');
     expect(reader.lag().get(`${topic}:1`)).toBe(total / partitions);
@@ -72,7 +54,7 @@ describe('Kafka reader and writer', () => {
   });
 
   it('starts at a given offset and at latest', async () => {
-    const reader = connector.reader({
+    const reader = kafka.connector.reader({
       readerId: 'rw-offset',
       assignments: [
         { topic, partition: 2, offset: '990' },
@@ -91,7 +73,7 @@ describe('Kafka reader and writer', () => {
   });
 
   it('reads only the assigned subset of partitions', async () => {
-    const reader = connector.reader({
+    const reader = kafka.connector.reader({
       readerId: 'rw-subset',
       assignments: [
         { topic, partition: 0, offset: 'earliest' },
@@ -109,7 +91,7 @@ describe('Kafka reader and writer', () => {
   });
 
   it('delivers everything through a small buffer (backpressure pauses and resumes fetching)', async () => {
-    const reader = connector.reader({
+    const reader = kafka.connector.reader({
       readerId: 'rw-small',
       maxBufferedRecords: 50,
       assignments: Array.from({ length: partitions }, (_, p) => ({ topic, partition: p, offset: 'earliest' })),
@@ -130,21 +112,21 @@ describe('Kafka reader and writer', () => {
 
   it('sends a batch larger than the broker accepts in one request (split under message.max.bytes)', async () => {
     const big = uniqueTopic('big');
-    await admin.ensureTopics([{ topic: big, partitions: 1 }]);
+    await kafka.admin.ensureTopics([{ topic: big, partitions: 1 }]);
     try {
-      const writer = connector.writer({ writerId: 'rw-big' });
+      const writer = kafka.connector.writer({ writerId: 'rw-big' });
       await writer.start();
       const value = Buffer.alloc(1024, 1);
       await writer.send(Array.from({ length: 3000 }, (_, i) => ({ topic: big, key: String(i), value })));
       await writer.close();
-      expect(await admin.offsets(big)).toEqual([{ partition: 0, earliest: '0', latest: '3000' }]);
+      expect(await kafka.admin.offsets(big)).toEqual([{ partition: 0, earliest: '0', latest: '3000' }]);
     } finally {
-      await admin.deleteTopics([big]);
+      await kafka.admin.deleteTopics([big]);
     }
   });
 
   it('rejects partitions that do not exist', async () => {
-    const reader = connector.reader({ readerId: 'rw-bad', assignments: [{ topic, partition: 7, offset: 'earliest' }] });
+    const reader = kafka.connector.reader({ readerId: 'rw-bad', assignments: [{ topic, partition: 7, offset: 'earliest' }] });
     await expect(reader.start()).rejects.toMatchObject({ name: 'TopicConfigError' });
     await reader.close();
   });

@@ -1,35 +1,19 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ConsumedRecord, KafkaAdmin, KafkaConnector } from '@weir/kafka';
-import { numberedRecords, pollFor, pollUntil, testConnector, uniqueTopic } from './support';
+import { describe, expect, it } from 'vitest';
+import type { ConsumedRecord } from '@weir/kafka';
+import { filledTopic, numberedRecords, pollFor, pollUntil } from './support';
 
 const offsetsOf = (records: readonly ConsumedRecord[], partition: number): number[] =>
   records.filter((r) => r.partition === partition).map((r) => Number(r.offset));
 const range = (from: number, to: number): number[] => Array.from({ length: to - from }, (_, i) => from + i);
 
 describe('Kafka reader reassignment', () => {
-  const topic = uniqueTopic('reassign');
   const partitions = 4;
   const perPartition = 1000;
-  let connector: KafkaConnector;
-  let admin: KafkaAdmin;
-
-  beforeAll(async () => {
-    connector = testConnector();
-    admin = connector.admin();
-    await admin.ensureTopics([{ topic, partitions }]);
-    const writer = connector.writer({ writerId: 'reassign-writer' });
-    await writer.start();
-    await writer.send(numberedRecords(topic, partitions * perPartition, partitions));
-    await writer.close();
-  });
-
-  afterAll(async () => {
-    await admin.deleteTopics([topic]);
-    await admin.close();
-  });
+  const kafka = filledTopic('reassign', partitions, (topic) => numberedRecords(topic, partitions * perPartition, partitions));
+  const { topic } = kafka;
 
   it('moves partitions in and out without losing or repeating records relative to positions', async () => {
-    const reader = connector.reader({
+    const reader = kafka.connector.reader({
       readerId: 'reassign-moves',
       maxBufferedRecords: 300,
       assignments: [
@@ -65,7 +49,7 @@ describe('Kafka reader reassignment', () => {
   });
 
   it('restores a checkpointed position: re-reads exactly what followed it', async () => {
-    const reader = connector.reader({ readerId: 'reassign-restore', assignments: [{ topic, partition: 2, offset: 'earliest' }] });
+    const reader = kafka.connector.reader({ readerId: 'reassign-restore', assignments: [{ topic, partition: 2, offset: 'earliest' }] });
     await reader.start();
     const first = await pollUntil(reader, 250);
     const checkpoint = reader.positions().get(`${topic}:2`)!;
@@ -79,7 +63,7 @@ describe('Kafka reader reassignment', () => {
   });
 
   it('can hold no partitions for a while and pick one up again', async () => {
-    const reader = connector.reader({ readerId: 'reassign-empty', assignments: [{ topic, partition: 3, offset: '995' }] });
+    const reader = kafka.connector.reader({ readerId: 'reassign-empty', assignments: [{ topic, partition: 3, offset: '995' }] });
     await reader.start();
     await reader.reassign([]);
     expect(reader.positions().size).toBe(0);
@@ -91,7 +75,7 @@ describe('Kafka reader reassignment', () => {
   });
 
   it('keeps a bad reassignment from disturbing the current one', async () => {
-    const reader = connector.reader({ readerId: 'reassign-bad', assignments: [{ topic, partition: 1, offset: '990' }] });
+    const reader = kafka.connector.reader({ readerId: 'reassign-bad', assignments: [{ topic, partition: 1, offset: '990' }] });
     await reader.start();
     await expect(reader.reassign([{ topic, partition: 99, offset: 'earliest' }])).rejects.toMatchObject({
       name: 'TopicConfigError',

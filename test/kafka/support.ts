@@ -1,7 +1,9 @@
 import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll } from 'vitest';
 import {
   type ConsumedRecord,
   createKafkaConnector,
+  type KafkaAdmin,
   type KafkaConnector,
   type KafkaReader,
   type ProducedRecord,
@@ -56,4 +58,34 @@ export function valuesByPartition(records: readonly ConsumedRecord[]): Map<numbe
     out.set(r.partition, list);
   }
   return out;
+}
+
+/** A test's topic, filled once before its tests; connector and admin are live between beforeAll and afterAll. */
+export interface FilledTopic {
+  readonly topic: string;
+  connector: KafkaConnector;
+  admin: KafkaAdmin;
+}
+
+/**
+ * Creates a unique topic of `partitions` partitions before the suite, writes `records(topic)` to it in sends of at
+ * most 500, and deletes it afterwards.
+ */
+export function filledTopic(name: string, partitions: number, records: (topic: string) => ProducedRecord[]): FilledTopic {
+  const filled = { topic: uniqueTopic(name) } as FilledTopic;
+  beforeAll(async () => {
+    filled.connector = testConnector();
+    filled.admin = filled.connector.admin();
+    await filled.admin.ensureTopics([{ topic: filled.topic, partitions }]);
+    const writer = filled.connector.writer({ writerId: `${name}-writer` });
+    await writer.start();
+    const all = records(filled.topic);
+    for (let i = 0; i < all.length; i += 500) await writer.send(all.slice(i, i + 500));
+    await writer.close();
+  });
+  afterAll(async () => {
+    await filled.admin.deleteTopics([filled.topic]);
+    await filled.admin.close();
+  });
+  return filled;
 }
