@@ -72,8 +72,8 @@ async function latencyRun(
   cleanups: (() => Promise<void>)[],
   kill: boolean,
 ): Promise<{ p50: number; p99: number; recoveryMs?: number; checkpoints: ReturnType<typeof build> }> {
-  const input = `bench.cp.in.${jobId}`;
-  const output = `bench.cp.out.${jobId}`;
+  const input = `t.${tenantId}.${jobId}.in`;
+  const output = `t.${tenantId}.${jobId}.out`;
   const admin = kafka.admin();
   await admin.ensureTopics([{ topic: input, partitions: PARTITIONS }, { topic: output, partitions: PARTITIONS }]);
   await admin.close();

@@ -178,8 +178,8 @@ export function totalsJobFixture(name: string, partitions: { input: number; outp
     run,
     tenantId: `${name}${run}`,
     jobId: 'totals',
-    input: `test.${name}.in.${run}`,
-    output: `test.${name}.out.${run}`,
+    input: `t.${name}${run}.in`,
+    output: `t.${name}${run}.out`,
     kafka: undefined as unknown as KafkaConnector,
     async start(incarnation) {
       const host = totalsJobHost({ tenantId: fixture.tenantId, jobId: fixture.jobId, bundlePath, dir }, incarnation);

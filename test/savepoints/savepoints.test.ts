@@ -16,8 +16,8 @@ import { EXACTLY_ONCE, expectedOutput, inputRecords, type Output, readAll, remov
 const run = randomBytes(4).toString('hex');
 const TENANT = `savepoints${run}`;
 const JOB = 'totals';
-const IN = `test.savepoints.in.${run}`;
-const OUT = `test.savepoints.out.${run}`;
+const IN = `t.${TENANT}.in`;
+const OUT = `t.${TENANT}.out`;
 const RECORDS = 6_000;
 
 describe('savepoints', () => {

@@ -15,8 +15,8 @@ import { startWorkerFixture, type WorkerFixture } from './worker-fixture';
 
 const run = randomBytes(4).toString('hex');
 const TENANT = `t${run}`;
-const IN = `test.worker.in.${run}`;
-const OUT = `test.worker.out.${run}`;
+const IN = `t.${TENANT}.in`;
+const OUT = `t.${TENANT}.out`;
 const PARTITIONS = 2;
 
 /** A job bundle source with this run's topics: counts words per key in 1 s event-time windows. */

@@ -14,10 +14,10 @@ export function configTopicViolations(tenantId: string, topics: Readonly<Record<
 }
 
 /**
- * The hook for topics a bundle itself uses. Today's bundles hard-code their topics in the job source and the
- * manifest does not list them, so they cannot be checked here (`topics` null): a bundle can still read or write a
- * topic outside its tenant's namespace. Closing that gap needs the manifest to declare topics (checked here and on
- * upload) and the worker to enforce them (Kafka ACLs per tenant, or the job host refusing undeclared topics).
+ * Topics a bundle's manifest declares (optional: `topics` null when it lists none) that fall outside the tenant's
+ * namespace, refused at deploy and upgrade time. What the bundle's code actually uses is enforced where the code
+ * runs: the job host refuses a job whose Kafka sources, sinks or dead letters lie outside `t.<tenantId>.` and its
+ * own `weir.<tenantId>.<jobId>.` (apps/worker/src/jobs/topic-namespace.ts), failing the run with that reason.
  */
 export function bundleTopicViolations(tenantId: string, topics: readonly string[] | null, field: string): InvalidParameter[] {
   if (!topics) return [];

@@ -17,6 +17,7 @@ import { DEFAULT_CHECKPOINT_TIMEOUT_MS, JobCheckpointer, nextCheckpointId } from
 import { LATEST_CHECKPOINT, loadRestorePoint } from '../checkpoints/restore-point';
 import { restorableSnapshot } from '../checkpoints/restorable-snapshot';
 import type { FromJobHost, StartJobMessage, ToJobHost } from './ipc';
+import { assertTopicsInNamespace } from './topic-namespace';
 
 const METRICS_INTERVAL_MS = 1_000;
 
@@ -34,6 +35,8 @@ async function start(message: StartJobMessage): Promise<void> {
   if (definition.maxParallelism !== message.maxParallelism) {
     throw new Error(`the bundle declares maxParallelism ${definition.maxParallelism}, the deployment ${message.maxParallelism}`);
   }
+  // Tenant code may name any topic: refuse one outside the tenant's namespace before any reader, writer or restore.
+  assertTopicsInNamespace(definition, message.tenantId, message.jobId, message.deadLetterTopic);
   const scope = { tenantId: message.tenantId, jobId: message.jobId };
   const kafka = createKafkaConnector({ brokers: config.WEIR_KAFKA_BROKERS, clientId: `${config.WEIR_KAFKA_CLIENT_ID}-${message.jobId}` });
   const store = new CheckpointStore(createBlobStore(config));
