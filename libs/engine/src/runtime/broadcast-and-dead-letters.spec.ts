@@ -90,6 +90,29 @@ describe('dead letters', () => {
     expect(dlqCount).toBe(3);
     await driver.close();
   });
+
+  it('dead-letter a throwing key selector that reads the source directly (keyed at the source), all-poison batches too', async () => {
+    const job = defineJob({ name: 'poison-key' }, (b) =>
+      b
+        .source<number>('in', memorySource())
+        .keyBy('by-sign', (n) => {
+          if (n < 0) throw new Error('negative');
+          return n % 2 === 0 ? 'even' : 'odd';
+        })
+        .process<string>('echo', { processElement: (n, ctx, out) => out.collect(`${ctx.key}:${n}`) })
+        .sink('out', memorySink()),
+    );
+    const driver = await TestDriver.start(job, { parallelism: { default: 1, echo: 2 } });
+    await driver.pushValues('in', [1, -2, 4]);
+    await driver.pushValues('in', [-5]);
+    await driver.pushValues('in', [7]);
+    expect(driver.output<string>('out').sort()).toEqual(['even:4', 'odd:1', 'odd:7']);
+    expect(driver.deadLetters().map((l) => [l.operatorId, l.reason, l.payload.toString()])).toEqual([
+      ['by-sign', 'key', '-2'],
+      ['by-sign', 'key', '-5'],
+    ]);
+    await driver.close();
+  });
 });
 
 describe('stop', () => {

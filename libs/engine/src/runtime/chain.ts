@@ -148,9 +148,16 @@ export class SinkTerminal implements ChainNode, ChainTerminal {
   }
 }
 
-/** keyBy: computes key → key group (the serialised key is built only if needed), then hands the batch to the keyed exchange. */
+/**
+ * keyBy: computes key → key group (the serialised key is built only if needed), then hands the batch to the keyed
+ * exchange. When it is the only reader of a source (`fuseWithSource`), the source builds the keyed records itself
+ * through `route` and the batch arrives here keyed already: one record object per record instead of two.
+ */
 export class KeyByTerminal implements ChainNode, ChainTerminal {
   private pending: KeyedRecord[] = [];
+  /** `pending` is an upstream array taken as is (fused with a source: one push per batch); copy before appending. */
+  private adopted = false;
+  private fused = false;
 
   constructor(
     private readonly operatorId: string,
@@ -160,23 +167,46 @@ export class KeyByTerminal implements ChainNode, ChainTerminal {
     private readonly env: ChainEnv,
   ) {}
 
+  /** From now on `push` receives records built by `route` (the caller guarantees nothing else reads them). */
+  fuseWithSource(): void {
+    this.fused = true;
+  }
+
+  /** The keyed record of one value, or undefined when the key selector threw (the value is dead-lettered). */
+  route(value: unknown, timestamp: number, ingestMs: number, raw: Buffer | undefined): RoutedRecord | undefined {
+    try {
+      const key = this.selector(value);
+      return new RoutedRecord(value, timestamp, ingestMs, raw, key, keyGroupOfKey(key, this.maxParallelism));
+    } catch (err) {
+      this.env.deadLetters.add({
+        tenantId: this.env.tenantId,
+        jobId: this.env.jobId,
+        operatorId: this.operatorId,
+        subtask: this.env.subtask,
+        reason: 'key',
+        error: errorMessage(err),
+        payload: encodeForDeadLetter(value, raw),
+        timestamp,
+      });
+      return undefined;
+    }
+  }
+
   push(records: readonly StreamRecord[]): void {
-    for (const r of records) {
-      try {
-        const key = this.selector(r.value);
-        this.pending.push(new RoutedRecord(r.value, r.timestamp, r.ingestMs, r.raw, key, keyGroupOfKey(key, this.maxParallelism)));
-      } catch (err) {
-        this.env.deadLetters.add({
-          tenantId: this.env.tenantId,
-          jobId: this.env.jobId,
-          operatorId: this.operatorId,
-          subtask: this.env.subtask,
-          reason: 'key',
-          error: errorMessage(err),
-          payload: encodeForDeadLetter(r.value, r.raw),
-          timestamp: r.timestamp,
-        });
+    if (this.fused) {
+      if (this.pending.length === 0) {
+        this.pending = records as KeyedRecord[];
+        this.adopted = true;
+        return;
       }
+      if (this.adopted) this.pending = this.pending.slice();
+      this.adopted = false;
+      for (const r of records) this.pending.push(r as KeyedRecord);
+      return;
+    }
+    for (const r of records) {
+      const routed = this.route(r.value, r.timestamp, r.ingestMs, r.raw);
+      if (routed !== undefined) this.pending.push(routed);
     }
   }
 
@@ -184,6 +214,7 @@ export class KeyByTerminal implements ChainNode, ChainTerminal {
     if (this.pending.length === 0) return;
     const batch = this.pending;
     this.pending = [];
+    this.adopted = false;
     this.env.metrics.onBatchOut(batch.length);
     await this.sender.send(this.env.subtask, batch, positions);
   }

@@ -8,7 +8,7 @@ import { KafkaDeadLetters, MemoryDeadLetters } from './connectors/dead-letters';
 import { type CollectedRecord, KafkaSinkWriter, MemorySinkWriter, type SinkWriter } from './connectors/sink-writers';
 import { sinkTerminal } from './connectors/sink-terminals';
 import { ExactlyOnceKafkaSinkWriter, sinkCommitsTopic } from './connectors/exactly-once-sink';
-import { SourceOutput } from './connectors/source-output';
+import { SourceOutput, type SourceRouter } from './connectors/source-output';
 import { GeneratorPump, KafkaPump } from './connectors/sources';
 import type { BroadcastSender, KeyGroupMove, KeyedSender } from './exchange/exchange';
 import { exchangeTopic, KafkaBroadcastSender, KafkaExchangePump, KafkaKeyedSender } from './exchange/kafka-exchange';
@@ -193,7 +193,7 @@ class JobInstance implements RunningJob {
     const head = mainChildren.flatMap((c) => this.buildNode(c, env, terminals, rt));
     let operator: KeyedOperator | undefined;
     if (root.kind === 'source') {
-      this.buildSource(rt, index, env);
+      this.buildSource(rt, index, env, fusedKeyBy(head));
     } else {
       const ctx: SubtaskContext = { tenantId: this.tenantId, jobId: this.jobId, operatorId: stage.id, subtask: index, parallelism: stage.parallelism };
       const backend = await this.options.state(ctx);
@@ -287,23 +287,23 @@ class JobInstance implements RunningJob {
     }
   }
 
-  private buildSource(rt: StageRuntime, index: number, env: ChainEnvLike): void {
+  private buildSource(rt: StageRuntime, index: number, env: ChainEnvLike, router?: SourceRouter): void {
     const root = rt.plan.root as Extract<NodeSpec, { kind: 'source' }>;
     const spec = root.spec;
     const p = rt.plan.parallelism;
     if (spec.kind === 'kafka') {
       const count = this.partitions.get(root.id)!;
       const mine = range(count).filter((partition) => partition % p === index);
-      const out = new SourceOutput(root.id, rt.queues[index], spec, mine, env);
+      const out = new SourceOutput(root.id, rt.queues[index], spec, mine, env, router);
       const offsets = this.options.sourceOffsets?.[root.id];
       const start = offsets ? new Map(Object.entries(offsets).map(([k, v]) => [Number(k), v])) : restoredOffsets(restoredParts(this.options.restore, root.id), spec.topic);
       const readerId = `weir-${this.tenantId}-${this.jobId}-${root.id}-${index}`;
       rt.pumps[index] = new KafkaPump(this.options.kafka!, readerId, spec, mine, out, start);
     } else if (spec.kind === 'generator') {
-      const out = new SourceOutput(root.id, rt.queues[index], spec, [0], env);
+      const out = new SourceOutput(root.id, rt.queues[index], spec, [0], env, router);
       rt.pumps[index] = new GeneratorPump(spec, index, p, out, () => this.clock.now(), restoredGeneratorIndex(restoredParts(this.options.restore, root.id), root.id, index, p));
     } else {
-      rt.memoryInputs[index] = new SourceOutput(root.id, rt.queues[index], spec, [0], env);
+      rt.memoryInputs[index] = new SourceOutput(root.id, rt.queues[index], spec, [0], env, router);
     }
   }
 
@@ -499,6 +499,13 @@ class JobInstance implements RunningJob {
   }
 
 
+}
+
+/** A keyBy that is the only reader of its source builds the keyed records at the source (KeyByTerminal.route). */
+function fusedKeyBy(head: readonly ChainNode[]): SourceRouter | undefined {
+  if (head.length !== 1 || !(head[0] instanceof KeyByTerminal)) return undefined;
+  head[0].fuseWithSource();
+  return head[0];
 }
 
 function range(n: number): number[] {

@@ -71,8 +71,9 @@ export class TestDriver {
     return this.job.collected(sinkId).map((r) => r.value as T);
   }
 
+  /** Value and timestamp of each output record (the runtime's own fields, such as ingestion time, left out). */
   outputRecords<T>(sinkId: string): CollectedRecord<T>[] {
-    return this.job.collected(sinkId) as CollectedRecord<T>[];
+    return this.job.collected(sinkId).map((r) => ({ value: r.value as T, timestamp: r.timestamp }));
   }
 
   deadLetters(): readonly DeadLetter[] {

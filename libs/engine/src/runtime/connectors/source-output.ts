@@ -11,6 +11,11 @@ export interface SourceInput {
   readonly raw?: Buffer;
 }
 
+/** Builds the keyed record of a source value (a keyBy fused with its source; see KeyByTerminal.route). */
+export interface SourceRouter {
+  route(value: unknown, timestamp: number, ingestMs: number, raw: Buffer | undefined): StreamRecord | undefined;
+}
+
 /**
  * What every source subtask shares: assigns event time, tracks per-partition watermarks (bounded out-of-orderness,
  * idleness) and offers batches to the subtask's input queue.
@@ -24,6 +29,8 @@ export class SourceOutput {
     private readonly spec: EventTimeOptions<unknown>,
     partitions: readonly number[],
     private readonly env: ChainEnvLike,
+    /** Set when a keyBy is the only reader of this source: records are built keyed, once. */
+    private readonly router?: SourceRouter,
   ) {
     const wm = spec.watermarks;
     this.watermarks = wm ? new SourceWatermarks(wm.maxOutOfOrdernessMs, wm.idleTimeoutMs, partitions, env.clock.now()) : null;
@@ -33,7 +40,10 @@ export class SourceOutput {
   emit(partition: number, inputs: readonly SourceInput[], positions?: Readonly<Record<string, string>>): Promise<void> {
     const now = this.env.clock.now();
     const assign = this.spec.timestamps;
+    const router = this.router;
     const records: StreamRecord[] = [];
+    /** Values whose key selector threw (dead-lettered by the router): read from the source all the same. */
+    let unkeyed = 0;
     for (const input of inputs) {
       let timestamp = input.sourceTimestamp;
       if (assign) {
@@ -44,13 +54,18 @@ export class SourceOutput {
           continue;
         }
       }
-      records.push({ value: input.value, timestamp, ingestMs: now, raw: input.raw });
       this.watermarks?.observe(partition, timestamp, now);
+      if (router === undefined) {
+        records.push({ value: input.value, timestamp, ingestMs: now, raw: input.raw });
+        continue;
+      }
+      const routed = router.route(input.value, timestamp, now, input.raw);
+      if (routed === undefined) unkeyed++;
+      else records.push(routed);
     }
-    if (records.length > 0) {
-      this.env.metrics.onBatchIn(records.length);
-      this.queue.offer({ kind: 'data', channel: 0, records, positions });
-    }
+    if (records.length + unkeyed > 0) this.env.metrics.onBatchIn(records.length + unkeyed);
+    if (records.length > 0) this.queue.offer({ kind: 'data', channel: 0, records, positions });
+    else if (unkeyed > 0) this.flushDeadLettersOnly();
     this.tick();
     return this.queue.writable();
   }

@@ -26,6 +26,11 @@ export class MemoryKeyedExchange implements KeyedSender {
   }
 
   async send(channel: number, records: readonly KeyedRecord[], positions?: Readonly<Record<string, string>>): Promise<void> {
+    if (this.targets.length === 1 && this.held === null) {
+      // One subtask owns every key group: the batch goes as it is, without being copied into a bucket.
+      this.targets[0].offer({ kind: 'data', channel, records, positions });
+      return this.targets[0].writable();
+    }
     const buckets: KeyedRecord[][] = this.targets.map(() => []);
     for (const r of records) {
       const held = this.held?.get(r.keyGroup);
