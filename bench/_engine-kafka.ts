@@ -17,7 +17,8 @@
  */
 import { type ChildProcess, fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { Session } from 'node:inspector/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { seededRandom, zipfSampler } from '@weir/datagen';
@@ -47,6 +48,8 @@ export interface KafkaPipelineOptions {
   readonly parallelism: number;
   /** false: engine_vs_passthrough only (for CPU profiles and A/B comparisons). */
   readonly latency: boolean;
+  /** Writes a CPU profile of the engine side of the last engine_vs_passthrough run alone to this file. */
+  readonly profileEngine?: string;
 }
 
 export interface KafkaPipelineResult {
@@ -142,6 +145,19 @@ interface SideRun {
   readonly cpuUsPerRecord: number;
 }
 
+/** Starts the V8 profiler in this process; the returned function stops it and gives the profile. */
+async function startProfile(): Promise<() => Promise<unknown>> {
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.start');
+  return async () => {
+    const { profile } = await session.post('Profiler.stop');
+    session.disconnect();
+    return profile;
+  };
+}
+
 async function measured(records: number, run: () => Promise<void>): Promise<SideRun> {
   const cpu = process.cpuUsage();
   const started = performance.now();
@@ -176,6 +192,7 @@ async function engineVsPassthrough(
     const before = await latestTotal(admin, topics.output);
     let engineRun: SideRun;
     try {
+      const profile = options.profileEngine && run === options.runs - 1 ? await startProfile() : null;
       engineRun = await measured(records, async () => {
         const job = await startJob(connector, topics.input, topics.output, dir, options.parallelism);
         try {
@@ -184,6 +201,7 @@ async function engineVsPassthrough(
           await job.stop();
         }
       });
+      if (profile) await writeFile(options.profileEngine!, JSON.stringify(await profile()));
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

@@ -7,7 +7,8 @@
  * 2. engine_vs_passthrough, records_per_s (sustained, from fixed-rate probes), p50_ms / p99_ms (at 80% of it): the
  *    Kafka pipeline, in bench/_engine-kafka.ts.
  * Ends with one JSON line. Bounded to a few minutes. `--part loop` runs (1) alone, `--part kafka` (2) alone (for CPU
- * profiles and A/B comparisons).
+ * profiles and A/B comparisons). `--profile-engine FILE` writes a CPU profile of the engine side of the last
+ * engine_vs_passthrough run alone (not the passthrough, not the producer) to FILE.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -216,6 +217,7 @@ async function main(): Promise<void> {
     runs: RUNS,
     parallelism: PIPELINE_PARALLELISM,
     latency: part !== 'kafka',
+    profileEngine: process.argv.includes('--profile-engine') ? process.argv[process.argv.indexOf('--profile-engine') + 1] : undefined,
   });
   if (part === 'kafka') {
     printJsonLine({ bench: 'engine', engine_vs_passthrough: kafka.engineVsPassthrough, records_per_s: Math.round(kafka.drainRps) });
