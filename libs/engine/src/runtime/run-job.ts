@@ -9,7 +9,8 @@ import { type CollectedRecord, KafkaSinkWriter, MemorySinkWriter, type SinkWrite
 import { sinkTerminal } from './connectors/sink-terminals';
 import { ExactlyOnceKafkaSinkWriter, sinkCommitsTopic } from './connectors/exactly-once-sink';
 import { SourceOutput, type SourceRouter } from './connectors/source-output';
-import { GeneratorPump, KafkaPump } from './connectors/sources';
+import { GeneratorPump, KafkaPump, type SourceBootstrap } from './connectors/sources';
+import { BroadcastBootstrap } from './broadcast-bootstrap';
 import type { BroadcastSender, KeyGroupMove, KeyedSender } from './exchange/exchange';
 import { exchangeTopic, KafkaBroadcastSender, KafkaExchangePump, KafkaKeyedSender } from './exchange/kafka-exchange';
 import { MemoryBroadcastExchange, MemoryKeyedExchange } from './exchange/memory-exchange';
@@ -82,6 +83,8 @@ class JobInstance implements RunningJob {
   private readonly checkpoints = new CheckpointCoordinator();
   /** Exactly-once sink subtasks: sealed at barriers, committed by completeCheckpoint. */
   private readonly epochWriters: ExactlyOnceKafkaSinkWriter[] = [];
+  /** Fresh starts only: data sources wait for the broadcast inputs they meet (broadcast-bootstrap.ts). */
+  private bootstrap: BroadcastBootstrap | null = null;
 
   constructor(
     private readonly definition: JobDefinition,
@@ -121,6 +124,10 @@ class JobInstance implements RunningJob {
       throw new JobRunError(`the checkpoint holds state of operators this job does not have: ${unknown.join(', ')}`);
     }
     const kafkaExchange = this.options.exchange === 'kafka';
+    if (!this.options.restore && !kafkaExchange) {
+      // Sources read through a pump count; a memory source has nothing available at start (the test driver pushes).
+      this.bootstrap = new BroadcastBootstrap(this.plan, (s) => (s.root.kind === 'source' && s.root.spec.kind !== 'memory' ? s.parallelism : 0));
+    }
     const topics: TopicSpec[] = [];
     for (const rt of this.stages.values()) {
       if (rt.plan.root.kind === 'source') continue;
@@ -298,13 +305,25 @@ class JobInstance implements RunningJob {
       const offsets = this.options.sourceOffsets?.[root.id];
       const start = offsets ? new Map(Object.entries(offsets).map(([k, v]) => [Number(k), v])) : restoredOffsets(restoredParts(this.options.restore, root.id), spec.topic);
       const readerId = `weir-${this.tenantId}-${this.jobId}-${root.id}-${index}`;
-      rt.pumps[index] = new KafkaPump(this.options.kafka!, readerId, spec, mine, out, start);
+      rt.pumps[index] = new KafkaPump(this.options.kafka!, readerId, spec, mine, out, start, this.sourceBootstrap(rt, index));
     } else if (spec.kind === 'generator') {
       const out = new SourceOutput(root.id, rt.queues[index], spec, [0], env, router);
-      rt.pumps[index] = new GeneratorPump(spec, index, p, out, () => this.clock.now(), restoredGeneratorIndex(restoredParts(this.options.restore, root.id), root.id, index, p));
+      const startIndex = restoredGeneratorIndex(restoredParts(this.options.restore, root.id), root.id, index, p);
+      rt.pumps[index] = new GeneratorPump(spec, index, p, out, () => this.clock.now(), startIndex, this.sourceBootstrap(rt, index));
     } else {
       rt.memoryInputs[index] = new SourceOutput(root.id, rt.queues[index], spec, [0], env, router);
     }
+  }
+
+  /** A broadcast source reports catching up in-band, after its subtask passed those records on to the operator. */
+  private sourceBootstrap(rt: StageRuntime, index: number): SourceBootstrap | undefined {
+    const bootstrap = this.bootstrap;
+    const id = rt.plan.id;
+    if (!bootstrap) return undefined;
+    return {
+      hold: bootstrap.holdFor(id),
+      caughtUp: bootstrap.isBroadcastSource(id) ? () => void inBand(rt.queues[index], async () => bootstrap.caughtUp(id)) : undefined,
+    };
   }
 
   private keyedSender(targetStageId: string, subtask: number, from: StageRuntime): KeyedSender {
@@ -372,6 +391,18 @@ class JobInstance implements RunningJob {
       ...snapshot,
       sinkEpochs: await Promise.all(this.epochWriters.map((w) => w.sealedEpoch(checkpointId))),
     }));
+  }
+
+  pauseSourcesAfterNextBarrier(): void {
+    for (const p of this.sourcePumps()) p.pauseAfterNextBarrier?.();
+  }
+
+  resumeSources(): void {
+    for (const p of this.sourcePumps()) p.resume?.();
+  }
+
+  private sourcePumps() {
+    return [...this.stages.values()].filter((rt) => rt.plan.root.kind === 'source').flatMap((rt) => present(rt.pumps));
   }
 
   async completeCheckpoint(checkpointId: number): Promise<void> {

@@ -99,6 +99,14 @@ export interface RunningJob {
    */
   triggerCheckpoint(checkpointId: number): Promise<CheckpointSnapshot>;
   /**
+   * Stop-with-savepoint: every Kafka and generator source stops reading at the next barrier it offers (a savepoint's,
+   * or a checkpoint's already on its way: either way nothing read after a barrier that precedes the savepoint's).
+   * Later barriers still pass. Memory sources (the test driver) are not paused.
+   */
+  pauseSourcesAfterNextBarrier(): void;
+  /** The savepoint failed: paused sources read again. */
+  resumeSources(): void;
+  /**
    * The checkpoint is durable (its manifest is on S3): exactly-once sinks commit the epoch its barrier closed.
    * Never call it for a checkpoint that was not stored.
    */

@@ -10,6 +10,23 @@ export interface SourcePump {
   positions(): ReadonlyMap<string, string>;
   /** Puts a checkpoint barrier into the subtask's input after every record offered so far. */
   injectBarrier(checkpointId: number): void;
+  /**
+   * Stop-with-savepoint: the next barrier this source offers is its last output until `resume()` (barriers of later
+   * checkpoints still pass), so nothing read after the savepoint's barrier reaches a sink.
+   */
+  pauseAfterNextBarrier?(): void;
+  /** Reads again after pauseAfterNextBarrier (the savepoint failed and the job keeps running). */
+  resume?(): void;
+}
+
+/**
+ * How a source takes part in a fresh start's broadcast bootstrap (broadcast-bootstrap.ts): a data source waits for
+ * `hold` before its first read; a broadcast source calls `caughtUp` once it has offered everything that was
+ * available when it started (Kafka: up to the end offsets it saw; a generator: what was due).
+ */
+export interface SourceBootstrap {
+  readonly hold?: Promise<void>;
+  readonly caughtUp?: () => void;
 }
 
 const BATCH = 1_000;
@@ -36,23 +53,100 @@ export class IndexedRandom {
 }
 
 /**
+ * What both source pumps share: barriers offered between batches, and two reasons not to read: the bootstrap hold
+ * (a data source waiting for broadcast inputs) and a pause after a stop-with-savepoint barrier. While not reading, a
+ * pump still offers barriers (a checkpoint must not wait for the hold) but neither records nor watermarks.
+ */
+abstract class PumpBase {
+  protected stopped = false;
+  private readonly barriers: number[] = [];
+  private pauseAtBarrier = false;
+  private paused = false;
+  private held: boolean;
+  private wake: (() => void) | null = null;
+
+  constructor(
+    protected readonly out: SourceOutput,
+    protected readonly bootstrap: SourceBootstrap = {},
+  ) {
+    this.held = bootstrap.hold !== undefined;
+    void bootstrap.hold?.then(() => {
+      this.held = false;
+      this.wakeUp();
+    });
+  }
+
+  injectBarrier(checkpointId: number): void {
+    this.barriers.push(checkpointId);
+    this.wakeUp();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.wakeUp();
+  }
+
+  pauseAfterNextBarrier(): void {
+    this.pauseAtBarrier = true;
+  }
+
+  resume(): void {
+    this.pauseAtBarrier = false;
+    this.paused = false;
+    this.wakeUp();
+  }
+
+  /** What a barrier offered now stands for (per partition, the next offset; a generator's next index). */
+  protected abstract barrierPositions(): Record<string, string>;
+
+  protected offerBarriers(): void {
+    while (this.barriers.length > 0) {
+      this.out.barrier(this.barriers.shift()!, this.barrierPositions());
+      if (this.pauseAtBarrier) {
+        this.pauseAtBarrier = false;
+        this.paused = true;
+      }
+    }
+  }
+
+  /** Offers due barriers; then, while held or paused, waits (offering barriers that arrive) until it may read. */
+  protected async mayRead(): Promise<boolean> {
+    this.offerBarriers();
+    while (!this.stopped && (this.held || this.paused)) {
+      await new Promise<void>((resolve) => {
+        this.wake = resolve;
+      });
+      this.offerBarriers();
+    }
+    return !this.stopped;
+  }
+
+  private wakeUp(): void {
+    const wake = this.wake;
+    this.wake = null;
+    wake?.();
+  }
+}
+
+/**
  * Deterministic generator. Subtask s of P produces indexes s, s+P, s+2P…; at a fixed rate, record i is scheduled at
  * start + i/rate and stamped with that scheduled time, so a stall shows up as latency (no coordinated omission).
  */
-export class GeneratorPump implements SourcePump {
-  private stopped = false;
-  private readonly barriers: number[] = [];
+export class GeneratorPump extends PumpBase implements SourcePump {
   private nextIndex = 0;
 
   constructor(
     private readonly spec: GeneratorSourceSpec<unknown>,
     private readonly subtask: number,
     private readonly parallelism: number,
-    private readonly out: SourceOutput,
+    out: SourceOutput,
     private readonly now: () => number,
     /** Restored position: the next index this subtask produces (from a checkpoint at the same parallelism). */
     private readonly startIndex?: number,
-  ) {}
+    bootstrap?: SourceBootstrap,
+  ) {
+    super(out, bootstrap);
+  }
 
   async run(): Promise<void> {
     const { spec, subtask, parallelism } = this;
@@ -62,8 +156,14 @@ export class GeneratorPump implements SourcePump {
     let index = first;
     const random = new IndexedRandom(spec.seed);
     this.nextIndex = index;
+    // Available at start: an unpaced bounded generator's whole output; a paced or endless one's first record.
+    let caughtUpAt: number | null = this.bootstrap.caughtUp ? (!intervalMs && spec.count !== undefined ? spec.count : first + 1) : null;
     while (!this.stopped && (spec.count === undefined || index < spec.count)) {
-      this.offerBarriers();
+      if (caughtUpAt !== null && index >= caughtUpAt) {
+        caughtUpAt = null;
+        this.bootstrap.caughtUp!();
+      }
+      if (!(await this.mayRead())) break;
       const batch: SourceInput[] = [];
       const now = this.now();
       while (batch.length < BATCH && (spec.count === undefined || index < spec.count)) {
@@ -83,32 +183,23 @@ export class GeneratorPump implements SourcePump {
         await sleep(Math.max(1, Math.min(50, next - this.now())));
       }
     }
+    if (caughtUpAt !== null) this.bootstrap.caughtUp!();
     this.offerBarriers();
     if (!this.stopped) this.out.end();
-  }
-
-  stop(): void {
-    this.stopped = true;
   }
 
   positions(): ReadonlyMap<string, string> {
     return new Map([['index', String(this.nextIndex)]]);
   }
 
-  injectBarrier(checkpointId: number): void {
-    this.barriers.push(checkpointId);
-  }
-
-  private offerBarriers(): void {
-    while (this.barriers.length > 0) this.out.barrier(this.barriers.shift()!, { index: String(this.nextIndex) });
+  protected barrierPositions(): Record<string, string> {
+    return { index: String(this.nextIndex) };
   }
 }
 
 /** Kafka source subtask: explicit partition assignments, engine-owned offsets, per-partition watermarks. */
-export class KafkaPump implements SourcePump {
-  private stopped = false;
+export class KafkaPump extends PumpBase implements SourcePump {
   private readonly reader: KafkaReader;
-  private readonly barriers: number[] = [];
   /** Per partition: the offset after the last record offered to the subtask (what a barrier stands for). */
   private readonly offered = new Map<string, string>();
 
@@ -117,9 +208,11 @@ export class KafkaPump implements SourcePump {
     readerId: string,
     private readonly spec: KafkaSourceSpec<unknown>,
     partitions: readonly number[],
-    private readonly out: SourceOutput,
+    out: SourceOutput,
     startOffsets?: ReadonlyMap<number, string>,
+    bootstrap?: SourceBootstrap,
   ) {
+    super(out, bootstrap);
     this.reader = kafka.reader({
       readerId,
       assignments: partitions.map((partition) => ({
@@ -132,19 +225,20 @@ export class KafkaPump implements SourcePump {
     for (const p of partitions) this.offered.set(`${spec.topic}:${p}`, startOffsets?.get(p) ?? spec.startFrom);
   }
 
-  injectBarrier(checkpointId: number): void {
-    this.barriers.push(checkpointId);
-  }
-
-  private offerBarriers(): void {
-    while (this.barriers.length > 0) this.out.barrier(this.barriers.shift()!, Object.fromEntries(this.offered));
+  protected barrierPositions(): Record<string, string> {
+    return Object.fromEntries(this.offered);
   }
 
   async run(): Promise<void> {
     await this.reader.start();
     try {
+      let ends = this.bootstrap.caughtUp ? this.endOffsetsAtStart() : null;
       while (!this.stopped) {
-        this.offerBarriers();
+        if (ends && this.reached(ends)) {
+          ends = null;
+          this.bootstrap.caughtUp!();
+        }
+        if (!(await this.mayRead())) break;
         const records = await this.reader.poll(2_000, 100);
         if (records.length === 0) {
           this.out.tick();
@@ -157,12 +251,26 @@ export class KafkaPump implements SourcePump {
     }
   }
 
-  stop(): void {
-    this.stopped = true;
-  }
-
   positions(): ReadonlyMap<string, string> {
     return this.reader.positions();
+  }
+
+  /**
+   * Per partition, the log end when the reader started: its start position plus the lag it resolved then (the
+   * high watermark of the start, before any fetch moved it), so records published later do not extend the wait.
+   */
+  private endOffsetsAtStart(): Map<string, bigint> {
+    const lag = this.reader.lag();
+    const ends = new Map<string, bigint>();
+    for (const [key, position] of this.reader.positions()) ends.set(key, BigInt(position) + BigInt(lag.get(key) ?? 0));
+    return ends;
+  }
+
+  /** Every partition read up to `ends` (positions move past transaction markers too). Once per batch, not per record. */
+  private reached(ends: ReadonlyMap<string, bigint>): boolean {
+    const positions = this.reader.positions();
+    for (const [key, end] of ends) if (BigInt(positions.get(key) ?? '0') < end) return false;
+    return true;
   }
 
   private async emitByPartition(records: readonly ConsumedRecord[]): Promise<void> {
