@@ -2,6 +2,7 @@ import { createPool, DatabaseError, InvalidTenantIdError, queryAsTenant, withTen
 import { Pool as PlainPool } from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testConfig } from './support/control-plane';
+import { createTestTenant } from './support/tenants';
 
 describe('withTenant', () => {
   let pool: Pool;
@@ -45,7 +46,7 @@ describe('withTenant', () => {
     }
   });
 
-  describe('queryAsTenant (one read in one round trip)', () => {
+  describe('queryAsTenant (one read, one round trip, one implicit transaction)', () => {
     it('runs the statement with app.tenant_id set, in a read-only transaction that ends with it', async () => {
       const { rows } = await queryAsTenant<{ t: string; ro: string; tx: boolean }>(pool, 'tenant-r', {
         text: "SELECT current_setting('app.tenant_id', true) AS t, current_setting('transaction_read_only') AS ro, now() = statement_timestamp() AS tx",
@@ -69,11 +70,41 @@ describe('withTenant', () => {
       expect((await queryAsTenant<{ t: string }>(pool, 'tenant-s', { text: "SELECT current_setting('app.tenant_id') AS t" })).rows[0].t).toBe('tenant-s');
     });
 
+    it('prepares its tenant statement again on a connection whose first read failed before or after it', async () => {
+      const fresh = createPool({ connectionString: testConfig().WEIR_PG_URL, max: 1 });
+      try {
+        // A statement that does not parse: Postgres skips the rest up to Sync, so the tenant statement is not prepared.
+        await expect(queryAsTenant(fresh, 'tenant-f', { name: 'broken', text: 'SELEC 1' })).rejects.toMatchObject({ code: '42601' });
+        expect((await queryAsTenant(fresh, 'tenant-g', { name: 'probe-after', text: "SELECT current_setting('app.tenant_id') AS t" })).rows).toEqual([{ t: 'tenant-g' }]);
+        // A statement that fails as it runs, after the tenant statement completed.
+        await expect(queryAsTenant(fresh, 'tenant-h', { text: 'SELECT 1 / 0' })).rejects.toMatchObject({ code: '22012' });
+        expect((await queryAsTenant<{ t: string }>(fresh, 'tenant-i', { name: 'probe-after', text: "SELECT current_setting('app.tenant_id') AS t" })).rows).toEqual([{ t: 'tenant-i' }]);
+        expect((await tenantSetting(fresh)) ?? '').toBe('');
+      } finally {
+        await fresh.end();
+      }
+    });
+
+    it('binds row-level security: without the tenant the app role sees no rows, with it only that tenant\'s', async () => {
+      const config = testConfig();
+      const [a, b] = await Promise.all([createTestTenant(config), createTestTenant(config)]);
+      try {
+        const ids = (rows: { tenant_id: string }[]) => [...new Set(rows.map((r) => r.tenant_id))];
+        const keys = { text: 'SELECT tenant_id FROM api_keys WHERE tenant_id = ANY($1)', values: [[a.tenantId, b.tenantId]] };
+        expect((await pool.query<{ tenant_id: string }>(keys)).rows).toEqual([]);
+        expect(ids((await queryAsTenant<{ tenant_id: string }>(pool, a.tenantId, keys)).rows)).toEqual([a.tenantId]);
+        expect(ids((await queryAsTenant<{ tenant_id: string }>(pool, b.tenantId, { name: 'rls-keys', ...keys })).rows)).toEqual([b.tenantId]);
+        expect((await queryAsTenant(pool, 'nobody', { name: 'rls-keys', ...keys })).rows).toEqual([]);
+      } finally {
+        await Promise.all([a.cleanup(), b.cleanup()]);
+      }
+    });
+
     it('refuses a bad tenant id before touching the database', async () => {
       await expect(queryAsTenant(pool, "x'; --", { text: 'SELECT 1' })).rejects.toBeInstanceOf(InvalidTenantIdError);
     });
 
-    it('works on a pool without pipelining, through an ordinary transaction', async () => {
+    it('works the same on a pool without pipelining', async () => {
       const plain = new PlainPool({ connectionString: testConfig().WEIR_PG_URL, max: 1 });
       try {
         const { rows } = await queryAsTenant<{ t: string }>(plain, 'tenant-p', { text: "SELECT current_setting('app.tenant_id') AS t" });

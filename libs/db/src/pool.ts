@@ -12,8 +12,8 @@ export interface PoolOptions {
   readonly statementTimeoutMs?: number;
   /**
    * Pipelining (pg's `pipeline`, default on): a query is written without waiting for the answer to the one before
-   * it, so queryAsTenant sends BEGIN, its statement and COMMIT in one round trip. Code that awaits each query
-   * behaves exactly as without it.
+   * it, so concurrent queries on one connection (a transaction's independent statements) share round trips. Code
+   * that awaits each query behaves exactly as without it. queryAsTenant needs no pipelining: it is one exchange.
    */
   readonly pipeline?: boolean;
   /** Called for errors on idle clients (a restarted server); without a listener pg would crash the process. */

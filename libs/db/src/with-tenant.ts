@@ -27,6 +27,11 @@ export function withTenant<T>(pool: Pool, tenantId: string, fn: (client: PoolCli
  * is safe as a literal.
  */
 export function beginTenantStatements(tenantId: string): string {
-  if (!TENANT_ID.test(tenantId)) throw new InvalidTenantIdError(`invalid tenant id ${JSON.stringify(tenantId)}`);
+  assertTenantId(tenantId);
   return `SELECT set_config('app.tenant_id', '${tenantId}', true)`;
+}
+
+/** Throws InvalidTenantIdError unless the id matches TENANT_ID. */
+export function assertTenantId(tenantId: string): void {
+  if (!TENANT_ID.test(tenantId)) throw new InvalidTenantIdError(`invalid tenant id ${JSON.stringify(tenantId)}`);
 }
