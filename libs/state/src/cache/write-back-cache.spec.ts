@@ -56,6 +56,21 @@ describe('write-back cache', () => {
     expect(cache.lookup(id(0, 'c'))).toBeDefined();
   });
 
+  it('gives an entry used since it was placed a second chance instead of evicting it', () => {
+    const cache = new WriteBackCache(2);
+    cache.beginBatch();
+    cache.load(id(0, 'a'), undefined);
+    cache.load(id(0, 'b'), undefined);
+    cache.beginBatch();
+    cache.lookup(id(0, 'a'));
+    cache.beginBatch();
+    cache.load(id(0, 'c'), undefined);
+    cache.evict();
+    expect(cache.lookup(id(0, 'b'))).toBeUndefined();
+    expect(cache.lookup(id(0, 'a'))).toBeDefined();
+    expect(cache.lookup(id(0, 'c'))).toBeDefined();
+  });
+
   it('keeps an entry dirty when it was written again while its flush was in flight', () => {
     const cache = new WriteBackCache(10);
     cache.write(id(0, 'a'), true, 1, undefined);

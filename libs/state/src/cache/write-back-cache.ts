@@ -19,6 +19,8 @@ export interface CacheEntry {
   version: number;
   /** The batch that last touched the entry: eviction never removes entries of the current batch. */
   epoch: number;
+  /** The batch as of which the entry took its place in the cache's order (see WriteBackCache). */
+  placed: number;
 }
 
 /** A dirty entry as it was when a flush took it. */
@@ -28,10 +30,13 @@ export interface FlushItem {
 }
 
 /**
- * The write-back cache of the keyed state backend: one Map in least-recently-used order (a touch re-inserts at
- * the end; at most once per batch, which keeps reads cheap), plus the list of dirty entries for the next flush.
- * Beyond `capacity` entries the oldest clean ones are evicted. Dirty entries are never evicted, nor are entries
- * touched in the current batch, so a batch larger than the cache still finds everything it prefetched.
+ * The write-back cache of the keyed state backend: one Map in approximately least-recently-used order, plus the
+ * list of dirty entries for the next flush. A touch only stamps the entry with the current batch; the entry is
+ * moved to the end of the order lazily, when eviction meets it (a second chance, as in the CLOCK algorithm). A
+ * re-insertion per touched entry and batch (a delete and a set on a Map of up to a million entries) was the
+ * largest cost of a state read. Beyond `capacity` entries, eviction walks from the oldest place: an entry used
+ * since it was placed moves to the end, the others that are clean go. Dirty entries are never evicted, nor are
+ * entries touched in the current batch, so a batch larger than the cache still finds everything it prefetched.
  */
 export class WriteBackCache {
   private readonly entries = new Map<string, CacheEntry>();
@@ -56,7 +61,7 @@ export class WriteBackCache {
   /** The entry for `id`, marked as used by the current batch; undefined when not cached. */
   lookup(id: string): CacheEntry | undefined {
     const entry = this.entries.get(id);
-    if (entry !== undefined && entry.epoch !== this.epoch) this.touch(entry);
+    if (entry !== undefined) entry.epoch = this.epoch;
     return entry;
   }
 
@@ -85,6 +90,7 @@ export class WriteBackCache {
       dirty: false,
       version: 0,
       epoch: this.epoch,
+      placed: this.epoch,
     });
   }
 
@@ -92,10 +98,10 @@ export class WriteBackCache {
   write(id: string, present: boolean, value: unknown, expiresAt: number | undefined): void {
     let entry = this.entries.get(id);
     if (entry === undefined) {
-      entry = { id, present, value, raw: undefined, expiresAt, dirty: false, version: 0, epoch: this.epoch };
+      entry = { id, present, value, raw: undefined, expiresAt, dirty: false, version: 0, epoch: this.epoch, placed: this.epoch };
       this.entries.set(id, entry);
-    } else if (entry.epoch !== this.epoch) {
-      this.touch(entry);
+    } else {
+      entry.epoch = this.epoch;
     }
     entry.present = present;
     entry.value = present ? value : undefined;
@@ -154,12 +160,22 @@ export class WriteBackCache {
     this.dirtyEntries = this.dirtyEntries.filter((entry) => entry.dirty);
   }
 
-  /** Evicts least recently used clean entries until the cache fits, stopping at the current batch's entries. */
+  /**
+   * Evicts clean entries, oldest place first, until the cache fits. An entry used since it took its place moves to
+   * the end instead (once: the walk may meet it again there, and then it can go); the current batch's stay.
+   */
   evict(): void {
     let excess = this.entries.size - this.capacity;
     if (excess <= 0) return;
     for (const [id, entry] of this.entries) {
-      if (excess <= 0 || entry.epoch === this.epoch) return;
+      if (excess <= 0) return;
+      if (entry.epoch === this.epoch) continue;
+      if (entry.placed !== entry.epoch) {
+        entry.placed = entry.epoch;
+        this.entries.delete(id);
+        this.entries.set(id, entry);
+        continue;
+      }
       if (entry.dirty) continue;
       this.entries.delete(id);
       excess--;
@@ -169,11 +185,5 @@ export class WriteBackCache {
   clear(): void {
     this.entries.clear();
     this.dirtyEntries = [];
-  }
-
-  private touch(entry: CacheEntry): void {
-    entry.epoch = this.epoch;
-    this.entries.delete(entry.id);
-    this.entries.set(entry.id, entry);
   }
 }
