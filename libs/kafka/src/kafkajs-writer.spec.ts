@@ -14,8 +14,13 @@ describe('toTopicMessages', () => {
       ['b', ['3']],
     ]);
     expect(grouped[0].messages[1].partition).toBe(3);
-    expect(grouped[1].messages[0].timestamp).toBe('42');
+    expect(grouped[1].messages[0].timestamp).toBe(42);
     expect(grouped[0].messages[0].key).toEqual(Buffer.from('k'));
+  });
+
+  it('hands a record whose key is bytes (or absent) to kafkajs as it is', () => {
+    const record = { topic: 'a', key: Buffer.from('k'), value: '1', timestamp: 7 };
+    expect(toTopicMessages([record])[0].messages[0]).toBe(record);
   });
 });
 

@@ -8,6 +8,12 @@ import { producerTuning } from './tuning';
 /**
  * Groups records per topic for one sendBatch; consecutive records of one topic (the usual case) skip the lookup. Each
  * topic's array groups itself per partition in linear time (linear-grouping.ts).
+ *
+ * A record whose key is already bytes (or absent) goes to kafkajs as it is: kafkajs reads only key, value, partition,
+ * headers and timestamp from a message and copies it before encoding, and a numeric timestamp encodes exactly as
+ * its decimal string does (Long.fromValue; kafkajs's own timestamp sort compares them as strings either way). That
+ * saves an object per record on the sink path. A string key becomes bytes once here, for both the partitioner and
+ * the request encoder.
  */
 export function toTopicMessages(records: readonly ProducedRecord[]): TopicMessages[] {
   const byTopic = new Map<string, Message[]>();
@@ -19,13 +25,16 @@ export function toTopicMessages(records: readonly ProducedRecord[]): TopicMessag
       lastMessages = byTopic.get(r.topic) ?? withLinearGrouping([]);
       if (lastMessages.length === 0) byTopic.set(r.topic, lastMessages);
     }
+    if (typeof r.key !== 'string') {
+      lastMessages.push(r as unknown as Message);
+      continue;
+    }
     lastMessages.push({
-      // A string key becomes bytes once here, for both the partitioner and the request encoder.
-      key: typeof r.key === 'string' ? Buffer.from(r.key) : (r.key ?? null),
+      key: Buffer.from(r.key),
       value: r.value,
       partition: r.partition,
       headers: r.headers as Message['headers'],
-      timestamp: r.timestamp === undefined ? undefined : String(r.timestamp),
+      timestamp: r.timestamp as unknown as string,
     });
   }
   return Array.from(byTopic, ([topic, messages]) => ({ topic, messages }));

@@ -57,9 +57,11 @@ export class KafkaSinkWriter implements SinkWriter {
     const out = new Array<ProducedRecord>(records.length);
     for (let i = 0; i < records.length; i++) {
       const r = records[i];
+      const k = key ? key(r.value) : null;
       out[i] = {
         topic,
-        key: key ? key(r.value) : null,
+        // As bytes: the writer then hands the record to the client as it is (one object per record, not two).
+        key: typeof k === 'string' ? Buffer.from(k) : null,
         value: format.encode(r.value),
         timestamp: Number.isFinite(r.timestamp) ? Math.max(0, Math.floor(r.timestamp)) : undefined,
       };
