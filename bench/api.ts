@@ -9,7 +9,9 @@
  *   SCHEDULED send time to the end of its response (no coordinated omission). Baseline: the unauthenticated
  *   GET /health at the same rate. Alternating passes (A B A B) after a warm-up pass of each. Beside latency, the
  *   server's CPU time per request in each pass (user + system, from the child): on a shared machine latency follows
- *   the neighbours' load, CPU per request much less. The control plane logs at info, as users run it, into a file.
+ *   the neighbours' load, CPU per request much less. Beside it, the CPU of the Postgres backends serving the
+ *   server's own connections (bench/_pg-backends.ts, Linux), so work moved into SQL is not hidden. The control plane
+ *   logs at info, as users run it, into a file.
  * - Subscriptions: S (default 1,000) graphql-ws clients subscribed to one deployment's `deploymentMetrics`; U metrics
  *   updates published on the deployment's Redis channel (as the metrics publisher does), each stamped with its
  *   publish time; delivery latency = arrival at a subscriber − publish time, one sample per subscriber per update.
@@ -30,6 +32,7 @@ import { eventChannel } from '../apps/control-plane/src/graphql/events';
 import type { DeploymentMetrics } from '../apps/control-plane/src/metrics/deployment-metrics';
 import { deleteEventKeys, insertDeployment } from '../test/control-plane/graphql/support';
 import { createTestTenant } from '../test/control-plane/support/tenants';
+import { cpuBetween, postgresBackendCpu } from './_pg-backends';
 import { LatencyRecorder, latencyColumns, nowMs, printJsonLine, printTable, ratio, runFixedRate, type LatencySummary } from './_latency';
 
 function argument(name: string, fallback: number): number {
@@ -242,6 +245,8 @@ async function main(): Promise<void> {
     const restRows: Record<string, number | string>[] = [];
     const rest = { weir: [] as LatencySummary[], health: [] as LatencySummary[] };
     const cpuPerRequest = { weir: [] as number[], health: [] as number[] };
+    const pgCpuPerRequest = { weir: [] as number[], health: [] as number[] };
+    const pgPort = Number(new URL(config.WEIR_PG_URL).port || 5432);
     let restErrors = 0;
     const weirPass = (ms: number, warm = 0) => restPass(weir.port, '/v1/slos?limit=20', tenant.readKey, ms, warm);
     const healthPass = (ms: number, warm = 0) => restPass(weir.port, '/health', undefined, ms, warm);
@@ -250,13 +255,19 @@ async function main(): Promise<void> {
     for (let pass = 1; pass <= 2; pass++) {
       for (const [name, run] of [['GET /v1/slos (auth, RLS)', weirPass], ['GET /health (baseline)', healthPass]] as const) {
         const cpuBefore = await serverCpuMicros(weir);
+        const pgBefore = await postgresBackendCpu(weir.child.pid ?? 0, pgPort);
         const { summary, errors, sent } = await run(REST_PASS_MS);
         const cpuUs = (await serverCpuMicros(weir)) - cpuBefore;
+        const pgUs = cpuBetween(pgBefore, await postgresBackendCpu(weir.child.pid ?? 0, pgPort));
         restErrors += errors;
         const side = name.startsWith('GET /v1') ? 'weir' : 'health';
         rest[side].push(summary);
         cpuPerRequest[side].push(cpuUs / sent);
-        restRows.push({ pass, call: name, rps: RATE, sent, errors, ...latencyColumns(summary), server_cpu_us_per_req: Math.round(cpuUs / sent) });
+        if (pgUs !== undefined) pgCpuPerRequest[side].push(pgUs / sent);
+        restRows.push({
+          pass, call: name, rps: RATE, sent, errors, ...latencyColumns(summary), server_cpu_us_per_req: Math.round(cpuUs / sent),
+          postgres_cpu_us_per_req: pgUs === undefined ? 'n/a' : Math.round(pgUs / sent),
+        });
       }
     }
     printTable(restRows, `REST at ${RATE} requests/s, latency from the scheduled send time (ms); server log: ${SERVER_LOG}`);
@@ -324,8 +335,10 @@ async function main(): Promise<void> {
     const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
     const restCpu = mean(cpuPerRequest.weir);
     const healthCpu = mean(cpuPerRequest.health);
+    const restPgCpu = pgCpuPerRequest.weir.length ? Math.round(mean(pgCpuPerRequest.weir)) : null;
     process.stdout.write(
-      `REST p99 ${restP99.toFixed(2)} ms vs /health ${healthP99.toFixed(2)} ms; server CPU ${restCpu.toFixed(0)} µs/request vs ${healthCpu.toFixed(0)}; ` +
+      `REST p99 ${restP99.toFixed(2)} ms vs /health ${healthP99.toFixed(2)} ms; server CPU ${restCpu.toFixed(0)} µs/request vs ${healthCpu.toFixed(0)} ` +
+        `(+ Postgres ${restPgCpu ?? 'n/a'} µs); ` +
         `delivery p99 ${subP99.toFixed(2)} ms vs raw ${rawP99.toFixed(2)} ms; load average ${loadavg()[0].toFixed(1)} on ${availableParallelism()} CPUs; ` +
         `${SUBSCRIBERS} subscribers live in ${(connectMs / 1000).toFixed(1)} s; total ${((nowMs() - benchStart) / 1000).toFixed(0)} s; ` +
         `figures are the worse of 2 passes/rounds\n`,
@@ -342,6 +355,7 @@ async function main(): Promise<void> {
       rest_server_cpu_us_per_req: Math.round(restCpu),
       health_server_cpu_us_per_req: Math.round(healthCpu),
       rest_cpu_vs_health: round2(ratio(restCpu, healthCpu)),
+      rest_postgres_cpu_us_per_req: restPgCpu,
       load_avg_1m: round2(loadavg()[0]),
       raw_ws_delivery_p99_ms: round2(rawP99),
       sub_delivery_p99_vs_raw_ws: round2(ratio(subP99, rawP99)),
