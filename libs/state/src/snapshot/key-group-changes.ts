@@ -1,7 +1,7 @@
 import { crc32 } from 'node:zlib';
 import { StateImageError } from '../errors';
 import type { KeyGroup } from '../contract';
-import { KeyGroupImageWriter, readKeyGroupImage } from './key-group-image';
+import { checkKeyGroupImage, KeyGroupImageWriter } from './key-group-image';
 
 /**
  * Key-group changes image, format 1: what a key group's state changed since an earlier checkpoint (the changelog
@@ -112,17 +112,55 @@ export function readKeyGroupChanges(image: Uint8Array, keyGroup: KeyGroup): KeyG
 /**
  * A full image of `keyGroup`: `base` (a full image, or null for an empty key group) with `changes` applied in
  * order. This is how a restore turns a checkpoint's chain back into what snapshotKeyGroup would have returned.
+ *
+ * A merge, not a rebuild: the changes (a small share of the keys) are folded and sorted, then the base image is
+ * walked once in its key order; runs of base entries no change touches are copied as one block each.
  */
 export function composeKeyGroupImage(keyGroup: KeyGroup, base: Uint8Array | null, changes: readonly Uint8Array[]): Buffer {
-  const entries = new Map<string, Buffer>();
-  if (base) for (const { key, value } of readKeyGroupImage(base, keyGroup)) entries.set(key.toString('latin1'), value);
+  const folded = new Map<string, KeyGroupChange>();
+  let changeBytes = 0;
   for (const image of changes) {
-    for (const { key, value } of readKeyGroupChanges(image, keyGroup)) {
-      if (value) entries.set(key.toString('latin1'), value);
-      else entries.delete(key.toString('latin1'));
-    }
+    changeBytes += image.byteLength;
+    for (const change of readKeyGroupChanges(image, keyGroup)) folded.set(change.key.toString('latin1'), change);
   }
-  const writer = new KeyGroupImageWriter(keyGroup);
-  for (const id of [...entries.keys()].sort()) writer.add(Buffer.from(id, 'latin1'), entries.get(id)!);
+  // Cache ids are latin1 strings, one char per byte, so their sort order is the keys' byte order.
+  const ordered = [...folded.keys()].sort().map((id) => folded.get(id)!);
+  const writer = new KeyGroupImageWriter(keyGroup, (base?.byteLength ?? 0) + changeBytes + 64);
+  let next = 0;
+  const put = (change: KeyGroupChange): void => {
+    if (change.value) writer.add(change.key, change.value);
+  };
+  if (base) {
+    const { bytes, start, end } = checkKeyGroupImage(base, keyGroup);
+    let runStart = start;
+    let runCount = 0;
+    const flushRun = (runEnd: number): void => {
+      if (runCount > 0) writer.addEncoded(bytes.subarray(runStart, runEnd), runCount);
+      runCount = 0;
+    };
+    for (let offset = start; offset < end; ) {
+      const keyStart = offset + 4;
+      const keyEnd = keyStart + bytes.readUInt32BE(offset);
+      const entryEnd = keyEnd + 4 + bytes.readUInt32BE(keyEnd);
+      let order = 1;
+      while (next < ordered.length) {
+        order = ordered[next].key.compare(bytes, keyStart, keyEnd, KEY_GROUP_PREFIX_BYTES);
+        if (order >= 0) break;
+        flushRun(offset);
+        put(ordered[next++]);
+        runStart = offset;
+      }
+      if (order === 0) {
+        flushRun(offset);
+        put(ordered[next++]);
+        runStart = entryEnd;
+      } else {
+        runCount++;
+      }
+      offset = entryEnd;
+    }
+    flushRun(end);
+  }
+  while (next < ordered.length) put(ordered[next++]);
   return writer.finish();
 }

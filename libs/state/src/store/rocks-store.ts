@@ -1,6 +1,7 @@
 import RocksDB from 'rocksdb-native';
 import { emptyDir, linkLiveRocksFiles, linkRocksFiles } from '../checkpoint/rocks-files';
 import type { KeyRange } from '../keys/key-layout';
+import { ReadableDrain } from './readable-drain';
 import { SCAN_CHUNK_ENTRIES, type OrderedStore, type StoreCheckpoint, type StoreEntry, type StoreWrite } from './ordered-store';
 
 /** Tries at linking the live files while compactions run, before falling back to suspending them. */
@@ -66,16 +67,24 @@ export class RocksStore implements OrderedStore {
     await batch.flush();
   }
 
+  /**
+   * rocksdb-native's iterator is a streamx Readable filled `capacity` entries per native read; iterating it with
+   * `for await` costs a promise and a microtask per entry, which dominated image building (a checkpoint's scan of
+   * every key group). This drains its buffer synchronously with read() and waits only when the buffer is empty.
+   */
   async *scan(range: KeyRange): AsyncIterable<readonly StoreEntry[]> {
-    let chunk: StoreEntry[] = [];
-    for await (const entry of this.db.iterator({ gte: range.gte, lt: range.lt }, { capacity: SCAN_CHUNK_ENTRIES })) {
-      chunk.push(entry);
-      if (chunk.length === SCAN_CHUNK_ENTRIES) {
-        yield chunk;
-        chunk = [];
+    const iterator = this.db.iterator({ gte: range.gte, lt: range.lt }, { capacity: SCAN_CHUNK_ENTRIES });
+    const drain = new ReadableDrain<StoreEntry>(iterator);
+    try {
+      for (;;) {
+        const chunk = drain.take(SCAN_CHUNK_ENTRIES);
+        if (chunk.length > 0) yield chunk;
+        else if (drain.done) return;
+        else await drain.wait();
       }
+    } finally {
+      iterator.destroy();
     }
-    if (chunk.length > 0) yield chunk;
   }
 
   async deleteRange(range: KeyRange): Promise<void> {

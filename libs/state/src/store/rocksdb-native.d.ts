@@ -30,13 +30,21 @@ declare module 'rocksdb-native' {
     readonly capacity?: number;
   }
 
+  /** A streamx Readable of entries (read() returns null when nothing is buffered). */
+  interface RocksIterator extends AsyncIterable<{ key: Buffer; value: Buffer }> {
+    read(): { key: Buffer; value: Buffer } | null;
+    on(event: 'readable' | 'end' | 'close', listener: () => void): this;
+    on(event: 'error', listener: (err: Error) => void): this;
+    destroy(): void;
+  }
+
   class RocksDB {
     constructor(path: string, options?: RocksDBOptions);
     ready(): Promise<void>;
     close(): Promise<void>;
     read(options?: { capacity?: number; autoDestroy?: boolean }): ReadBatch;
     write(options?: { capacity?: number; autoDestroy?: boolean }): WriteBatch;
-    iterator(range: IteratorRange, options?: IteratorOptions): AsyncIterable<{ key: Buffer; value: Buffer }>;
+    iterator(range: IteratorRange, options?: IteratorOptions): RocksIterator;
     /** Flushes the memtable to an SST file. */
     flush(): Promise<void>;
     /** Pauses background work and file deletions (and queues new I/O) until resume(). */
