@@ -1,5 +1,6 @@
 /** Keyed state for the stream engine: the contract, the backend factory and the errors it can raise. */
 export * from './contract';
+export { CachedStateRef } from './keys/key-layout';
 export {
   createStateBackend,
   DEFAULT_CACHE_ENTRIES,

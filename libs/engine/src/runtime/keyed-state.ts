@@ -53,9 +53,9 @@ class BoundState {
     };
   }
 
-  /** The key moved on: the next access builds the new address. */
-  reset(): void {
-    this.ref = undefined;
+  /** The key moved on: the next access uses `ref` (prefetched for this key and namespace) or builds the address. */
+  reset(ref: StateRef | undefined): void {
+    this.ref = ref;
   }
 
   private current(): StateRef {
@@ -99,11 +99,13 @@ export class KeyedStateAccess {
     return [...this.byName.keys()].map((name) => `${this.operatorId}/${name}`);
   }
 
-  setKey(keyGroup: number, keyBytes: Uint8Array): void {
+  /** `refs`: the key's prefetched addresses, declared states first in declaration order (see namespaces()). */
+  setKey(keyGroup: number, keyBytes: Uint8Array, refs?: readonly StateRef[]): void {
     if (keyBytes === this.keyBytes && keyGroup === this.keyGroup) return;
     this.keyGroup = keyGroup;
     this.keyBytes = keyBytes;
-    for (const b of this.bound) b.reset();
+    const bound = this.bound;
+    for (let i = 0; i < bound.length; i++) bound[i].reset(refs?.[i]);
   }
 
   value<T>(descriptor: AnyStateDescriptor): ValueState<T> {

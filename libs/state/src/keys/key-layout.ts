@@ -71,8 +71,31 @@ export function encodeStateKey(ref: StateRef): Buffer {
   return out;
 }
 
+/**
+ * A StateRef that remembers its cache id. A caller that addresses one value many times (the engine: a key's prefetch,
+ * then every read and write of its records in a batch) thus builds the id string once, and the cache's Map hashes
+ * that one string once, instead of building and hashing a fresh string per access.
+ */
+export class CachedStateRef implements StateRef {
+  private cachedId: string | undefined = undefined;
+
+  constructor(
+    readonly keyGroup: KeyGroup,
+    readonly namespace: StateNamespace,
+    readonly key: Uint8Array,
+  ) {}
+
+  get id(): string {
+    return (this.cachedId ??= buildStateKeyId(this));
+  }
+}
+
 /** The cache id of one state value: the store key as a latin1 string, built without allocating the key buffer. */
 export function stateKeyId(ref: StateRef): string {
+  return ref instanceof CachedStateRef ? ref.id : buildStateKeyId(ref);
+}
+
+function buildStateKeyId(ref: StateRef): string {
   checkKeyGroup(ref.keyGroup);
   return (
     String.fromCharCode(ref.keyGroup >>> 8, ref.keyGroup & 0xff) +

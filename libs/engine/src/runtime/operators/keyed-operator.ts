@@ -1,4 +1,4 @@
-import type { KeyedStateBackend, StateRef } from '@weir/state';
+import { CachedStateRef, type KeyedStateBackend, type StateRef } from '@weir/state';
 import { decodeKey, keyId, type KeyValue } from '../../keygroups';
 import type { Collector, KeyedContext, OperatorInfo, OutputTag, TimeDomain, TimerService } from '../../sdk/functions';
 import type { AnyStateDescriptor, ListState, MapState, ValueState } from '../../sdk/state';
@@ -45,6 +45,11 @@ export abstract class KeyedOperator {
   private currentIngest = 0;
   private lastFlush = performance.now();
   private namespaceCache: string[] | undefined;
+  /**
+   * The current data batch's state addresses per key, one per prefetched namespace (in prefetchNamespaces order).
+   * A key's records share them: its serialised key and its cache ids are built once per batch, not per record.
+   */
+  private readonly batchRefs = new Map<KeyValue, CachedStateRef[]>();
   protected readonly collector: Collector<unknown>;
   protected readonly ctx: KeyedContext<KeyValue>;
 
@@ -91,7 +96,19 @@ export abstract class KeyedOperator {
 
   /** Loads what the batch's records need before user code runs (one awaited call). */
   protected async prefetchBatch(records: readonly KeyedRecord[]): Promise<void> {
-    await this.prefetch(records);
+    const namespaces = this.prefetchNamespaces;
+    const byKey = this.batchRefs;
+    byKey.clear();
+    if (namespaces.length === 0) return;
+    const refs: StateRef[] = [];
+    for (const r of records) {
+      if (byKey.has(r.key)) continue;
+      const keyBytes = r.keyBytes;
+      const own: CachedStateRef[] = new Array(namespaces.length);
+      for (let i = 0; i < namespaces.length; i++) refs.push((own[i] = new CachedStateRef(r.keyGroup, namespaces[i], keyBytes)));
+      byKey.set(r.key, own);
+    }
+    await this.env.backend.prefetch(refs);
   }
 
   /**
@@ -115,9 +132,15 @@ export abstract class KeyedOperator {
     await this.prefetchBatch(records);
     this.beginBatch();
     const bindState = this.usesKeyedStatePerRecord();
+    const byKey = this.batchRefs;
     for (const r of records) {
-      if (bindState) this.setCurrent(r.key, r.keyGroup, r.keyBytes, r.timestamp, r.ingestMs);
-      else this.setCurrentKeyOnly(r.key, r.keyGroup, r.timestamp, r.ingestMs);
+      if (bindState) {
+        const refs = byKey.get(r.key);
+        if (refs === undefined) this.setCurrent(r.key, r.keyGroup, r.keyBytes, r.timestamp, r.ingestMs);
+        else this.setCurrent(r.key, r.keyGroup, refs[0].key, r.timestamp, r.ingestMs, refs);
+      } else {
+        this.setCurrentKeyOnly(r.key, r.keyGroup, r.timestamp, r.ingestMs);
+      }
       try {
         this.onElement(r);
       } catch (err) {
@@ -125,6 +148,7 @@ export abstract class KeyedOperator {
       }
     }
     this.endBatch();
+    byKey.clear();
     if (positions) for (const at in positions) this.inputPositions.set(at, positions[at]);
     await this.maybeFlush();
     this.drain();
@@ -242,13 +266,14 @@ export abstract class KeyedOperator {
     return this.namespaceCache;
   }
 
-  protected setCurrent(key: KeyValue, keyGroup: number, keyBytes: Uint8Array, timestamp: number, ingestMs: number): void {
+  /** `refs`: the key's prefetched addresses (batchRefs), for its declared states to use as they are. */
+  protected setCurrent(key: KeyValue, keyGroup: number, keyBytes: Uint8Array, timestamp: number, ingestMs: number, refs?: readonly StateRef[]): void {
     this.currentKey = key;
     this.currentKeyBytes = keyBytes;
     this.currentKeyGroup = keyGroup;
     this.currentTimestamp = timestamp;
     this.currentIngest = ingestMs;
-    this.state.setKey(keyGroup, keyBytes);
+    this.state.setKey(keyGroup, keyBytes, refs);
     this.timers.setKey(keyGroup, keyBytes);
   }
 
