@@ -1,5 +1,6 @@
 import type { DeploymentRun } from '../deployments/deployment';
 import { LATEST_CHECKPOINT, latestCheckpointOf } from '../savepoints/restore-points';
+import { failReported, failRun } from './fail-run';
 import { describeRestore, goTo, openRun, stay, upgradeSavepointId, type Next, type ReconcileContext } from './state-machine';
 
 /**
@@ -66,21 +67,14 @@ async function watchNewRun(ctx: ReconcileContext, run: DeploymentRun): Promise<N
       return deployment.status === 'RECOVERING' ? place(ctx) : goTo('RECOVERING', reason);
     }
     case 'failed':
-      await actions.stopRun(run, 'failed: releasing its slots');
-      await actions.endRun(run, 'FAILED', `worker ${run.workerId} reports the job FAILED`);
-      return goTo('FAILED', `run ${run.runNo}: worker ${run.workerId} reports the job FAILED (see the worker's log for the error)`);
+      return failReported(ctx, run);
     default: {
       const refused = await actions.runFailure(run);
-      if (refused) {
-        await actions.stopRun(run, 'refused: releasing what the worker holds of it');
-        await actions.endRun(run, 'FAILED', refused);
-        return goTo('FAILED', `run ${run.runNo}: worker ${run.workerId} refused it: ${refused}`);
-      }
+      if (refused) return failRun(ctx, run, 'refused: releasing what the worker holds of it', refused, `run ${run.runNo}: worker ${run.workerId} refused it: ${refused}`);
       const since = (run.dispatchedAt ?? run.placedAt).getTime();
       if (ctx.now.getTime() - since > ctx.startTimeoutMs) {
-        await actions.stopRun(run, 'did not start in time');
-        await actions.endRun(run, 'FAILED', `not reported running within ${ctx.startTimeoutMs / 1000} s`);
-        return goTo('FAILED', `run ${run.runNo}: worker ${run.workerId} did not report it running within ${ctx.startTimeoutMs / 1000} s`);
+        const within = `within ${ctx.startTimeoutMs / 1000} s`;
+        return failRun(ctx, run, 'did not start in time', `not reported running ${within}`, `run ${run.runNo}: worker ${run.workerId} did not report it running ${within}`);
       }
       return stay();
     }

@@ -132,7 +132,7 @@ export class Reconciler implements OnApplicationBootstrap, OnModuleDestroy {
       });
       if (next.kind === 'stay') {
         if (next.note) await this.repository.note(client, deployment.id, next.note);
-        await this.repository.schedule(client, deployment.id, next.again ? 0 : recheckAfter(deployment.status, this.timing));
+        await this.repository.schedule(client, deployment.id, next.again ? 0 : next.soon ? this.timing.activeRecheckMs : recheckAfter(deployment.status, this.timing));
         return { deployment, next, at: null };
       }
       const at = await this.repository.transition(client, deployment, next.to, next.reason);

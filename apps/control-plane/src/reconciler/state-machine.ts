@@ -7,10 +7,12 @@ import type { JobObservation } from './job-observation';
  */
 export type Next =
   | { readonly kind: 'transition'; readonly to: DeploymentStatus; readonly reason: string }
-  | { readonly kind: 'stay'; readonly note?: string; readonly again?: boolean };
+  | { readonly kind: 'stay'; readonly note?: string; readonly again?: boolean; readonly soon?: boolean };
 
 /** Stay; `again`: look once more right away (the next step has work to do, in a transaction of its own). */
 export const stay = (note?: string, again?: boolean): Next => (again ? { kind: 'stay', note, again } : { kind: 'stay', note });
+/** Stay in a resting status, but look again as soon as an active one would (waiting for a worker, not the tenant). */
+export const staySoon = (note: string): Next => ({ kind: 'stay', note, soon: true });
 export const goTo = (to: DeploymentStatus, reason: string): Next => ({ kind: 'transition', to, reason });
 
 export type PlaceResult =

@@ -106,7 +106,8 @@ export class TransactionActions implements ReconcileActions {
     for (const id of savepointIds) {
       const savepoint = await this.deps.snapshots.savepoint(d.tenantId, d.id, id);
       if (!savepoint) continue;
-      const reason = `savepoint ${id} (checkpoint ${savepoint.manifest.checkpointId}, taken as run ${run?.runNo ?? '?'} stopped)`;
+      const when = run?.restoreFrom?.snapshotId === id ? `which run ${run.runNo} restored` : `taken as run ${run?.runNo ?? '?'} stopped`;
+      const reason = `savepoint ${id} (checkpoint ${savepoint.manifest.checkpointId}, ${when})`;
       await this.deps.repository.keepRestore(this.client, d, { snapshotId: id, location: savepoint.key, reason });
       const protect = [id, d.pendingRestore?.snapshotId, run?.restoreFrom?.snapshotId].filter((p): p is string => Boolean(p));
       await this.deps.snapshots.pruneLifecycleSavepoints(d.tenantId, d.id, new Set(protect));

@@ -1,5 +1,6 @@
 import type { DeploymentRun } from '../../deployments/deployment';
 import { goTo, openRun, stay, suspendSavepointId, type Next, type ReconcileContext, type StateHandler } from '../state-machine';
+import { failReported } from '../fail-run';
 import { upgradeReason } from './upgrade-reason';
 
 /** Running: watch the worker, and turn requested changes into the status that carries them out. */
@@ -36,9 +37,7 @@ export const running: StateHandler = async (ctx) => {
     case 'worker-restarted':
       return goTo('RECOVERING', `worker ${job.workerId} restarted without the job: re-placing it, restoring its latest checkpoint`);
     case 'failed':
-      await actions.stopRun(run, 'failed: releasing its slots');
-      await actions.endRun(run, 'FAILED', `worker ${run.workerId} reports the job FAILED`);
-      return goTo('FAILED', `run ${run.runNo}: worker ${run.workerId} reports the job FAILED (see the worker's log for the error)`);
+      return failReported(ctx, run);
     case 'absent':
       // A running job that leaves its worker's report on its own has finished (every source ended).
       await actions.endRun(run, 'FINISHED', 'the job ended on its own');

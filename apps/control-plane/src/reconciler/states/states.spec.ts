@@ -167,20 +167,32 @@ describe('STARTING', () => {
     const actions = new FakeActions();
     actions.refused = 'bundle sha256 mismatch';
     const { next, calls } = await step('STARTING', { run: run(), actions });
-    expect(next).toEqual({ kind: 'transition', to: 'FAILED', reason: 'run 1: worker w1 refused it: bundle sha256 mismatch' });
-    expect(calls).toEqual(['stop 1', 'end 1 FAILED']);
+    expect(next).toEqual({ kind: 'transition', to: 'FAILED', reason: "run 1: worker w1 refused it: bundle sha256 mismatch; a restart restores the job's latest usable checkpoint" });
+    expect(calls).toEqual(['stop 1', 'end 1 FAILED', 'keep latest']);
   });
 
   it('goes FAILED when the run is not reported within the start timeout', async () => {
     const { next, calls } = await step('STARTING', { run: run(), now: later(2_000 + 90_001) });
     expect(to(next)).toBe('FAILED');
-    expect(calls).toEqual(['stop 1', 'end 1 FAILED']);
+    expect(calls).toEqual(['stop 1', 'end 1 FAILED', 'keep latest']);
   });
 
   it('goes FAILED when the worker reports the job FAILED, and stops it to free the slots', async () => {
     const { next, calls } = await step('STARTING', { run: run(), job: seen('failed') });
     expect(to(next)).toBe('FAILED');
-    expect(calls).toEqual(['stop 1', 'end 1 FAILED']);
+    expect(calls).toEqual(['stop 1', 'end 1 FAILED', 'keep latest']);
+  });
+
+  it('a run that failed restoring a savepoint before it ran keeps that savepoint for the restart', async () => {
+    const actions = new FakeActions();
+    actions.savepoints.add('sp-1');
+    const restoring = run({ restoreFrom: { snapshotId: 'sp-1', location: 'k' } });
+    const { next, calls } = await step('STARTING', { run: restoring, job: seen('failed'), actions });
+    expect(next).toMatchObject({ to: 'FAILED', reason: expect.stringMatching(/; a restart restores savepoint sp-1$/) });
+    expect(calls).toEqual(['stop 1', 'end 1 FAILED', 'keep sp-1']);
+    // Once it ran, its own checkpoints are newer than the savepoint: the latest one is kept.
+    const ran = run({ restoreFrom: { snapshotId: 'sp-1', location: 'k' }, runningAt: later(2_500) });
+    expect((await step('RUNNING', { run: ran, job: seen('failed'), actions: new FakeActions() })).calls).toEqual(['stop 1', 'end 1 FAILED', 'keep latest']);
   });
 
   it('goes RECOVERING when the worker is lost before the job runs', async () => {
@@ -263,10 +275,10 @@ describe('RUNNING', () => {
     expect(to((await step('RUNNING', { run: running, job: { kind: 'worker-restarted', workerId: 'w1' } })).next)).toBe('RECOVERING');
   });
 
-  it('goes FAILED when the worker reports FAILED', async () => {
+  it('goes FAILED when the worker reports FAILED, keeping its latest checkpoint for a restart', async () => {
     const { next, calls } = await step('RUNNING', { run: running, job: seen('failed') });
     expect(to(next)).toBe('FAILED');
-    expect(calls).toEqual(['stop 1', 'end 1 FAILED']);
+    expect(calls).toEqual(['stop 1', 'end 1 FAILED', 'keep latest']);
   });
 
   it('goes FINISHED when the job leaves the worker on its own', async () => {
@@ -412,6 +424,18 @@ describe('resting states', () => {
     const patchedLater = { desiredState: 'RUNNING' as const, statusChangedAt: later(1_000), updatedAt: later(2_000) };
     expect(to((await step('FAILED', { d: patchedLater })).next)).toBe('STARTING');
     expect(to((await step('FINISHED', { d: patchedLater })).next)).toBe('STARTING');
+    // The state kept as it failed is what the restart starts from (a stateless PATCH deleted it: none).
+    const kept = { snapshotId: 'latest', location: 'k', origin: 'kept' as const, reason: "the job's latest usable checkpoint (checkpoint 7 as it stopped)", allowNonRestoredState: false };
+    expect((await step('FAILED', { d: { ...patchedLater, pendingRestore: kept } })).next).toEqual({
+      kind: 'transition', to: 'STARTING', reason: "desired state RUNNING set again after the failure: restarting from the job's latest usable checkpoint (checkpoint 7 as it stopped)",
+    });
+    expect((await step('FAILED', { d: patchedLater })).next).toMatchObject({ reason: 'desired state RUNNING set again after the failure: restarting without state' });
+    // Not while the worker still reports the failed run: the new run would be taken for failed at once.
+    const ended = run({ endedAt: later(2_500), outcome: 'FAILED' });
+    expect((await step('FAILED', { d: patchedLater, run: ended, job: seen('failed') })).next).toEqual({ kind: 'stay', note: 'waiting for worker w1 to drop failed run 1', soon: true });
+    expect(to((await step('FAILED', { d: patchedLater, run: ended, job: seen('absent', 0) })).next)).toBe('STARTING');
+    // Nor does the wait overwrite the failure's reason when nothing was asked for.
+    expect((await step('FAILED', { run: ended, job: seen('failed') })).next).toEqual({ kind: 'stay' });
     // The transition into FAILED itself stamps updated_at before status_changed_at: no restart loop.
     expect(to((await step('FAILED', { d: { statusChangedAt: later(1_000), updatedAt: later(999) } })).next)).toBe('stay');
   });

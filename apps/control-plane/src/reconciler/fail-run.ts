@@ -1,0 +1,26 @@
+import type { DeploymentRun } from '../deployments/deployment';
+import { LATEST_CHECKPOINT } from '../savepoints/restore-points';
+import { goTo, type Next, type ReconcileContext } from './state-machine';
+
+/**
+ * A run failed (the worker reports it FAILED, refused it, or it never reported running): stop it to free the
+ * worker's slots, end it FAILED, and keep its state for a restart, as a stop does: a restart (PATCH RUNNING, or a
+ * suspend and resume) then restores the job's latest usable checkpoint, or, for a run that restored a savepoint
+ * and never ran, that savepoint again (it is newer than the checkpoints, and its exactly-once output is committed).
+ * `PATCH {desiredState: RUNNING, resumeMode: stateless}` drops what was kept.
+ */
+export async function failRun(ctx: ReconcileContext, run: DeploymentRun, stopReason: string, endReason: string, reason: string): Promise<Next> {
+  const { actions } = ctx;
+  await actions.stopRun(run, stopReason);
+  await actions.endRun(run, 'FAILED', endReason);
+  const restored = run.restoreFrom?.snapshotId;
+  const retry = restored && restored !== LATEST_CHECKPOINT && !run.runningAt ? [restored] : [];
+  const kept = await actions.keepState(run, retry, retry.length > 0 ? `savepoint ${restored} is gone` : undefined);
+  return goTo('FAILED', `${reason}; ${kept.replace(/^a resume restores/, 'a restart restores')}`);
+}
+
+/** The run's worker reports the job FAILED (it was running, or while it started). */
+export function failReported(ctx: ReconcileContext, run: DeploymentRun): Promise<Next> {
+  const what = `worker ${run.workerId} reports the job FAILED`;
+  return failRun(ctx, run, 'failed: releasing its slots', what, `run ${run.runNo}: ${what} (see the worker's log for the error)`);
+}
