@@ -98,10 +98,14 @@ async function start(message: StartJobMessage): Promise<void> {
 async function stop(savepointId: string | undefined): Promise<void> {
   if (!job) return exit({ type: 'finished' }, 0);
   if (savepointId) {
+    // As Flink's stop-with-savepoint: the sources read nothing after the savepoint's barrier (or an earlier
+    // checkpoint's still on its way), so no sink writes output that the restored job would produce again.
+    job.pauseSourcesAfterNextBarrier();
     try {
       await checkpointer!.savepoint(savepointId);
     } catch (err) {
       // The job keeps running: a stop-with-savepoint that could not take its savepoint does not stop.
+      job.resumeSources();
       send({ type: 'savepoint-failed', savepointId, message: (err as Error).message });
       return;
     }
@@ -114,6 +118,8 @@ async function stop(savepointId: string | undefined): Promise<void> {
 
 function exit(last: FromJobHost, code: number): void {
   clearInterval(metricsTimer);
+  // The deployment's reason points at the worker's log for the error: this is where it is written.
+  if (last.type === 'failed') process.stderr.write(`job host ${process.pid} failed: ${last.message}\n`);
   send(last);
   // Let IPC flush before leaving.
   setTimeout(() => process.exit(code), 50);
