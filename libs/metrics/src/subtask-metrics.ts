@@ -128,6 +128,12 @@ export class SubtaskMetrics {
     if (ingestTimeMs !== null) this.processingLatency.record(nowMs - ingestTimeMs);
   }
 
+  /** `count` records with the same event timestamp and ingestion time, handed to the sink together (a window firing). */
+  recordLatencyRun(eventTimestampMs: number, ingestTimeMs: number | null, nowMs: number, count: number): void {
+    this.eventTimeLatency.recordWithCount(nowMs - eventTimestampMs, count);
+    if (ingestTimeMs !== null) this.processingLatency.recordWithCount(nowMs - ingestTimeMs, count);
+  }
+
   /**
    * `count` records with this key (printable, see `printableKey`) in this key group. Key-group load is counted
    * exactly. The heavy-hitters sketch gets every record for the first `heavyKeyExactRecords` of an interval, then a

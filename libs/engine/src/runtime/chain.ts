@@ -124,7 +124,15 @@ export class SinkTerminal implements ChainNode, ChainTerminal {
     this.adopted = false;
     const metrics = this.env.metrics;
     const now = this.env.clock.now();
-    for (let i = 0; i < batch.length; i++) metrics.recordLatency(batch[i].timestamp, batch[i].ingestMs, now);
+    // Runs of equal (timestamp, ingestion time) — a window firing's results — are recorded once with their count.
+    for (let i = 0; i < batch.length; ) {
+      const { timestamp, ingestMs } = batch[i];
+      let end = i + 1;
+      while (end < batch.length && batch[end].timestamp === timestamp && batch[end].ingestMs === ingestMs) end++;
+      if (end - i === 1) metrics.recordLatency(timestamp, ingestMs, now);
+      else metrics.recordLatencyRun(timestamp, ingestMs, now, end - i);
+      i = end;
+    }
     metrics.onBatchOut(batch.length);
     if (batch.length <= SINK_WRITE_RECORDS) return this.writer.write(batch);
     for (let i = 0; i < batch.length; i += SINK_WRITE_RECORDS) await this.writer.write(batch.slice(i, i + SINK_WRITE_RECORDS));

@@ -13,6 +13,7 @@ import {
   type WindowAssigner,
   type WindowResult,
 } from '../../index';
+import { LatencyRecorder } from '@weir/metrics';
 import { TestDriver } from '../../testing';
 
 interface Click {
@@ -57,6 +58,19 @@ describe('tumbling windows', () => {
       { key: 'a', start: 10, end: 20, result: { count: 1, sum: 8 } },
       { key: 'b', start: 10, end: 20, result: { count: 1, sum: 10 } },
     ]);
+    await driver.close();
+  });
+
+  it('records one event-time latency per result when a firing hands many results to the sink at once', async () => {
+    const driver = await TestDriver.start(windowJob(tumbling(10)));
+    await driver.push('clicks', [at('a', 1, 3), at('b', 2, 4), at('c', 3, 5), at('a', 4, 12)]);
+    await driver.pushWatermark('clicks', 19);
+    expect(driver.output('out')).toHaveLength(4);
+    const window = driver.job.metrics().find((m) => m.operatorId === 'sum')!;
+    const latencies = new LatencyRecorder();
+    latencies.addEncoded(window.eventTimeLatency);
+    expect(latencies.count).toBe(4);
+    latencies.destroy();
     await driver.close();
   });
 
