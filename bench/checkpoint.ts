@@ -83,6 +83,10 @@ function randomIndexes(total: number, count: number): number[] {
 
 const histogram = (): Histogram => build({ lowestDiscernibleValue: 1, highestTrackableValue: 3_600_000 });
 const round = (x: number, digits = 3): number => Number(x.toFixed(digits));
+const cpuMs = (): number => {
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1000;
+};
 
 type Design = 'changelog' | 'sst';
 
@@ -100,8 +104,11 @@ interface DesignResult {
   readonly full_checkpoint_ms: number;
   /** The warm-up checkpoint's local part (what holds the subtask at its barrier when every key group is imaged). */
   readonly full_local_ms: number;
+  readonly full_checkpoint_cpu_s: number;
   readonly incremental_vs_full: number;
+  /** Download, verify, compose (changelog) and write back / open (SST files) the latest checkpoint. */
   readonly restore_s: number;
+  readonly restore_cpu_s: number;
 }
 
 interface SizeResult {
@@ -119,6 +126,8 @@ interface Taken {
   readonly done: CompletedCheckpoint;
   readonly localMs: number;
   readonly totalMs: number;
+  /** CPU time of this process (engine thread and RocksDB's threads), which the machine's load does not inflate. */
+  readonly cpuMs: number;
   readonly paused: boolean;
 }
 
@@ -139,6 +148,7 @@ async function runSize(blob: BlobStore, sizeMb: number, work: string): Promise<S
 
     const checkpoint = async (design: Design, checkpointId: number): Promise<Taken> => {
       const start = performance.now();
+      const startCpu = cpuMs();
       if (design === 'sst') {
         const dir = localDir();
         const state = await backend.checkpoint(dir);
@@ -150,7 +160,7 @@ async function runSize(blob: BlobStore, sizeMb: number, work: string): Promise<S
           parts: [{ operatorId: 'agg', subtask: 0, keyGroups: { start: 0, end: KEY_GROUPS - 1 }, state }],
         });
         rmSync(dir, { recursive: true, force: true });
-        return { done, localMs, totalMs: performance.now() - start, paused: state.pausedBackgroundWork === true };
+        return { done, localMs, totalMs: performance.now() - start, cpuMs: cpuMs() - startCpu, paused: state.pausedBackgroundWork === true };
       }
       // What the keyed operator does at its barrier, then what the job host's checkpointer does with the cut.
       const images = await backend.checkpointKeyGroups(ALL_KEY_GROUPS);
@@ -158,7 +168,7 @@ async function runSize(blob: BlobStore, sizeMb: number, work: string): Promise<S
       const parts = toCheckpointParts({ checkpointId, subtasks: [{ stageId: 'agg', subtask: 0, keyGroups: images }] }, () => ALL_KEY_GROUPS, chains);
       const done = await store.write({ ...job(design), checkpointId, maxParallelism: KEY_GROUPS, parts });
       chains.completed(done.manifest);
-      return { done, localMs, totalMs: performance.now() - start, paused: false };
+      return { done, localMs, totalMs: performance.now() - start, cpuMs: cpuMs() - startCpu, paused: false };
     };
 
     const full = { changelog: await checkpoint('changelog', 0), sst: await checkpoint('sst', 0) };
@@ -191,8 +201,9 @@ async function runSize(blob: BlobStore, sizeMb: number, work: string): Promise<S
       }
     }
 
-    const restore = async (design: Design): Promise<number> => {
+    const restore = async (design: Design): Promise<{ seconds: number; cpuSeconds: number }> => {
       const start = performance.now();
+      const startCpu = cpuMs();
       const dir = localDir();
       const { checkpoint: downloaded } = await store.restoreLatestUsable(job(design), [{ operatorId: 'agg' }], dir);
       const path = join(work, `restored-${sizeMb}-${design}`);
@@ -205,9 +216,10 @@ async function runSize(blob: BlobStore, sizeMb: number, work: string): Promise<S
         for (const [kg, image] of images) await restored.restoreKeyGroup(kg, image);
       }
       const seconds = (performance.now() - start) / 1000;
+      const cpuSeconds = (cpuMs() - startCpu) / 1000;
       await restored.close();
       rmSync(dir, { recursive: true, force: true });
-      return seconds;
+      return { seconds, cpuSeconds };
     };
 
     const result = async (design: Design): Promise<DesignResult> => {
@@ -215,6 +227,7 @@ async function runSize(blob: BlobStore, sizeMb: number, work: string): Promise<S
       const sorted = [...f.ratios].sort((a, b) => a - b);
       const p50 = f.total.getValueAtPercentile(50);
       const fullMs = Math.round(full[design].totalMs);
+      const restored = await restore(design);
       return {
         uploaded_vs_state: round(f.uploaded / stateBytes, 4),
         uploaded_vs_state_p50: round(sorted[Math.floor(sorted.length / 2)], 4),
@@ -227,8 +240,10 @@ async function runSize(blob: BlobStore, sizeMb: number, work: string): Promise<S
         checkpoint_max_ms: f.total.maxValue,
         full_checkpoint_ms: fullMs,
         full_local_ms: Math.round(full[design].localMs),
+        full_checkpoint_cpu_s: round(full[design].cpuMs / 1000, 1),
         incremental_vs_full: round(p50 / fullMs, 3),
-        restore_s: round(await restore(design), 2),
+        restore_s: round(restored.seconds, 2),
+        restore_cpu_s: round(restored.cpuSeconds, 1),
       };
     };
     return {
@@ -295,9 +310,9 @@ async function main(): Promise<void> {
           'uploaded ÷ state mean / p50 / max': `${d.uploaded_vs_state} / ${d.uploaded_vs_state_p50} / ${d.uploaded_vs_state_max}`,
           'local p50/p99 ms': `${d.local_p50_ms} / ${d.local_p99_ms}`,
           'checkpoint p50/p99/max ms': `${d.checkpoint_p50_ms} / ${d.checkpoint_p99_ms} / ${d.checkpoint_max_ms}`,
-          'full checkpoint (local) ms': `${d.full_checkpoint_ms} (${d.full_local_ms})`,
+          'full checkpoint (local) ms, cpu s': `${d.full_checkpoint_ms} (${d.full_local_ms}), ${d.full_checkpoint_cpu_s}`,
           'incremental ÷ full': d.incremental_vs_full,
-          'restore s': d.restore_s,
+          'restore s (cpu s)': `${d.restore_s} (${d.restore_cpu_s})`,
         };
       }),
     ),
