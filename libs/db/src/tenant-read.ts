@@ -105,7 +105,8 @@ const { prepareValue } = require('pg/lib/utils') as { prepareValue: (value: unkn
 /**
  * Runs ONE read-only statement as the tenant in one round trip and one implicit transaction: row-level security
  * reads `app.tenant_id`, which dies with the transaction (nothing leaks to the next user of the connection), and
- * READ ONLY makes a write here an error, not a change. Works on any pg pool (pipelined or not).
+ * READ ONLY makes a write here an error, not a change. Works on any pg pool (pipelined or not); TenantReads
+ * pipelines many of them on a few connections.
  *
  * The statement's own errors are thrown as pg raised them (a server error leaves the connection usable: Sync
  * rolled the transaction back); failing to connect becomes a DatabaseError, and a connection that failed in any
@@ -124,12 +125,31 @@ export async function queryAsTenant<R extends QueryResultRow = QueryResultRow>(
     throw toDatabaseError(err, 'connect');
   }
   return new Promise<QueryResult<R>>((resolve, reject) => {
-    // A copy: pg writes the callback into the config it is given.
-    const read = new TenantRead({ ...query }, tenantId, (err, result) => {
-      client.release(err && !(err instanceof PgServerError) ? err : undefined);
+    submitTenantRead(client, tenantId, query, (err, result) => {
+      client.release(brokenBy(err));
       if (err) reject(err);
       else resolve(result as QueryResult<R>);
     });
-    void client.query(read as unknown as Query);
   });
+}
+
+/**
+ * The error that makes a connection unfit for reuse, if any: anything but an ordinary server error (those leave the
+ * session idle after Sync). FATAL server errors (a terminated backend) end the session too.
+ */
+export function brokenBy(err: Error | undefined): Error | undefined {
+  if (!err) return undefined;
+  if (err instanceof PgServerError && err.severity !== 'FATAL' && err.severity !== 'PANIC') return undefined;
+  return err;
+}
+
+/** Writes one tenant read on `client` (tenantId already checked); `done` gets the statement's result or error. */
+export function submitTenantRead(
+  client: PoolClient,
+  tenantId: string,
+  query: QueryConfig,
+  done: (err: Error | undefined, result: QueryResult) => void,
+): void {
+  // A copy: pg writes the callback into the config it is given.
+  void client.query(new TenantRead({ ...query }, tenantId, done) as unknown as Query);
 }
