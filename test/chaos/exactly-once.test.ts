@@ -6,7 +6,8 @@
  */
 import type { JobProcess } from '../../apps/worker/src/jobs/job-process';
 import { describe, expect, it } from 'vitest';
-import { expectedOutput, inputRecords, type Output, readAll, sortOutputs, totalsJobFixture } from './support';
+import { totalsJobFixture } from './fixture';
+import { expectedOutput, inputRecords, type Output, readAll, sortOutputs } from './support';
 
 const PARTITIONS = 2;
 const RECORDS = 20_000;

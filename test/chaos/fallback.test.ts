@@ -6,7 +6,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createBlobStore } from '@weir/blob';
 import { CheckpointStore } from '@weir/checkpoint';
 import { loadConfig } from '@weir/config';
-import { inputRecords, totalsJobFixture } from './support';
+import { totalsJobFixture } from './fixture';
+import { inputRecords } from './support';
 
 describe('recovery from a damaged checkpoint', () => {
   const job = totalsJobFixture('fallback', { input: 2, output: 1 });

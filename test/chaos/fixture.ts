@@ -1,0 +1,67 @@
+/**
+ * The vitest fixture of the chaos tests, apart from support.ts so that the checkpoint bench (a plain node process)
+ * can import the helpers without importing vitest.
+ */
+import { randomBytes } from 'node:crypto';
+import { sinkCommitsTopic } from '@weir/engine';
+import { createKafkaConnector, type KafkaConnector } from '@weir/kafka';
+import { afterAll, beforeAll } from 'vitest';
+import type { JobProcess } from '../../apps/worker/src/jobs/job-process';
+import { removeJobData, tempDir, totalsJobHost, writeBundle } from './support';
+
+/** What a chaos test gets from totalsJobFixture: live once its beforeAll ran. */
+export interface TotalsJobFixture {
+  readonly run: string;
+  readonly tenantId: string;
+  readonly jobId: string;
+  readonly input: string;
+  readonly output: string;
+  kafka: KafkaConnector;
+  /** Starts incarnation `n` of the totals job host (see totalsJobHost) and waits until it runs; killed at the end. */
+  start(incarnation: number): Promise<JobProcess>;
+}
+
+/**
+ * The set-up every chaos test shares: input and output topics, the totals bundle, and a teardown that kills the
+ * hosts it started, deletes the topics (with the sink-commit and dead-letter topics) and the job's S3 prefix.
+ */
+export function totalsJobFixture(name: string, partitions: { input: number; output: number }): TotalsJobFixture {
+  const run = randomBytes(4).toString('hex');
+  const hosts: JobProcess[] = [];
+  let dir = '';
+  let bundlePath = '';
+  const fixture: TotalsJobFixture = {
+    run,
+    tenantId: `${name}${run}`,
+    jobId: 'totals',
+    input: `t.${name}${run}.in`,
+    output: `t.${name}${run}.out`,
+    kafka: undefined as unknown as KafkaConnector,
+    async start(incarnation) {
+      const host = totalsJobHost({ tenantId: fixture.tenantId, jobId: fixture.jobId, bundlePath, dir }, incarnation);
+      hosts.push(host);
+      await host.run();
+      return host;
+    },
+  };
+
+  beforeAll(async () => {
+    fixture.kafka = createKafkaConnector({ brokers: (process.env.WEIR_KAFKA_BROKERS ?? '127.0.0.1:9092').split(','), clientId: 'weir-test' });
+    const admin = fixture.kafka.admin();
+    await admin.ensureTopics([{ topic: fixture.input, partitions: partitions.input }, { topic: fixture.output, partitions: partitions.output }]);
+    await admin.close();
+    dir = await tempDir();
+    bundlePath = await writeBundle(dir, fixture.input, fixture.output);
+  });
+
+  afterAll(async () => {
+    for (const h of hosts) h.kill();
+    const admin = fixture.kafka.admin();
+    const internal = [sinkCommitsTopic(fixture.tenantId, fixture.jobId), `weir.${fixture.tenantId}.${fixture.jobId}.dead-letters`];
+    await admin.deleteTopics([fixture.input, fixture.output, ...internal]).catch(() => undefined);
+    await admin.close();
+    await removeJobData(fixture.tenantId, dir);
+  });
+
+  return fixture;
+}
