@@ -44,6 +44,9 @@ export class SourceOutput {
     const records: StreamRecord[] = [];
     /** Values whose key selector threw (dead-lettered by the router): read from the source all the same. */
     let unkeyed = 0;
+    // The batch's highest timestamp goes to the watermark tracker once per batch, not per record.
+    let maxTimestamp = Number.NEGATIVE_INFINITY;
+    let observed = false;
     for (const input of inputs) {
       let timestamp = input.sourceTimestamp;
       if (assign) {
@@ -54,7 +57,8 @@ export class SourceOutput {
           continue;
         }
       }
-      this.watermarks?.observe(partition, timestamp, now);
+      observed = true;
+      if (timestamp > maxTimestamp) maxTimestamp = timestamp;
       if (router === undefined) {
         records.push({ value: input.value, timestamp, ingestMs: now, raw: input.raw });
         continue;
@@ -63,6 +67,7 @@ export class SourceOutput {
       if (routed === undefined) unkeyed++;
       else records.push(routed);
     }
+    if (observed) this.watermarks?.observe(partition, maxTimestamp, now);
     if (records.length + unkeyed > 0) this.env.metrics.onBatchIn(records.length + unkeyed);
     if (records.length > 0) this.queue.offer({ kind: 'data', channel: 0, records, positions });
     else if (unkeyed > 0) this.flushDeadLettersOnly();
