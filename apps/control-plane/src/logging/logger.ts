@@ -34,9 +34,31 @@ export function createRootLogger(level: string, destination?: pino.DestinationSt
         return requestId ? { requestId } : {};
       },
     },
-    destination,
+    destination ?? bufferedStdout(),
   );
 }
+
+/** How long a log line may wait in memory before it is written. */
+const LOG_FLUSH_MS = 100;
+/** Buffered bytes that trigger a write at once. */
+const LOG_BUFFER_BYTES = 8 * 1024; // sonic-boom needs it below its largest write (16 KiB)
+
+/**
+ * Standard output, written in batches: one write per LOG_BUFFER_BYTES or per LOG_FLUSH_MS instead of one per line
+ * (each costs a thread-pool round trip; at 1,000 requests/s the access log alone made 1,000 of them a second).
+ * pino flushes it synchronously when the process exits, crash included.
+ */
+function bufferedStdout(): pino.DestinationStream {
+  if (!stdout) {
+    const stream = pino.destination({ dest: process.stdout.fd || 1, sync: false, minLength: LOG_BUFFER_BYTES });
+    // sonic-boom's flush writes even an empty buffer; its (private) byte count says whether anything waits.
+    setInterval(() => (stream as { _len?: number })._len !== 0 && stream.flush(), LOG_FLUSH_MS).unref();
+    stdout = stream;
+  }
+  return stdout;
+}
+/** One per process: every app built in it (tests build several) shares standard output. */
+let stdout: pino.DestinationStream | undefined;
 
 /** Nest's own log lines (start-up, routes, terminus) go through the same pino logger. */
 export class PinoNestLogger implements LoggerService {
