@@ -22,6 +22,7 @@ import {
   stateKeyId,
   userKeyOf,
 } from '../keys/key-layout';
+import { composeKeyGroupImage, writeKeyGroupChanges } from '../snapshot/key-group-changes';
 import { checkKeyGroupImage, imageEntryBatches, KeyGroupImageWriter } from '../snapshot/key-group-image';
 import type { OrderedStore, StoreEntry, StoreWrite } from '../store/ordered-store';
 import { decodeValue, encodeValue, isExpired, readExpiresAt } from '../values/value-codec';
@@ -52,6 +53,12 @@ export interface ExclusiveStoreAccess {
   write(entries: readonly StoreEntry[]): Promise<void>;
 }
 
+/** A full image of a key group as of a checkpoint's cut, and the changelog token it is valid with. */
+interface PrebuiltImage {
+  readonly token: object;
+  readonly image: Buffer;
+}
+
 export class CachedStateBackend implements CheckpointableStateBackend {
   private readonly cache: WriteBackCache;
   private readonly queue = new SerialQueue();
@@ -62,6 +69,8 @@ export class CachedStateBackend implements CheckpointableStateBackend {
    */
   private lastRef: StateRef | undefined;
   private lastId = '';
+  /** Images of the next checkpoint's turn key groups, being built from a snapshot of the previous cut. */
+  private prebuilt: Promise<Map<KeyGroup, PrebuiltImage>> | null = null;
 
   /** `changelog`: checkpoints hand over each key group's changes since the previous one (checkpointKeyGroups). */
   constructor(
@@ -172,17 +181,23 @@ export class CachedStateBackend implements CheckpointableStateBackend {
     this.checkOpen();
     return this.queue.run(async () => {
       await this.flushNow();
+      const prebuilt = await this.takePrebuilt();
       const images = new Map<KeyGroup, Uint8Array>();
-      const plans = this.changelog?.plan(keyGroups) ?? keyGroups.map((keyGroup) => ({ keyGroup, kind: 'full' as const }));
+      const plans = this.changelog?.plan(keyGroups) ?? keyGroups.map((keyGroup) => ({ keyGroup, kind: 'full' as const, since: null }));
       for (const plan of plans) {
         if (plan.kind === 'changes') {
           if (plan.image) images.set(plan.keyGroup, plan.image);
           continue;
         }
-        const image = await this.imageOf(plan.keyGroup);
+        const ready = prebuilt.get(plan.keyGroup);
+        const image =
+          ready !== undefined && plan.since !== null && ready.token === plan.since
+            ? composeKeyGroupImage(plan.keyGroup, ready.image, plan.since.size > 0 ? [writeKeyGroupChanges(plan.keyGroup, plan.since)] : [])
+            : await this.imageOf(plan.keyGroup);
         this.changelog?.rebased(plan.keyGroup, image.length);
         images.set(plan.keyGroup, image);
       }
+      this.prebuildTurns(keyGroups);
       return images;
     });
   }
@@ -194,17 +209,52 @@ export class CachedStateBackend implements CheckpointableStateBackend {
 
   /** A full image of one key group from the store (run inside the queue, after a flush); drops expired values. */
   private async imageOf(keyGroup: KeyGroup): Promise<Buffer> {
+    const expired: Buffer[] = [];
+    const image = await this.buildImage(keyGroup, this.store.scan(keyGroupRange(keyGroup)), expired);
+    await this.dropExpired(expired);
+    return image;
+  }
+
+  private async buildImage(keyGroup: KeyGroup, chunks: AsyncIterable<readonly StoreEntry[]>, expired?: Buffer[]): Promise<Buffer> {
     const now = this.clock();
     const image = new KeyGroupImageWriter(keyGroup);
-    const expired: Buffer[] = [];
-    for await (const chunk of this.store.scan(keyGroupRange(keyGroup))) {
+    for await (const chunk of chunks) {
       for (const { key, value } of chunk) {
-        if (isExpired(readExpiresAt(value), now)) expired.push(key);
-        else image.add(key, value);
+        if (!isExpired(readExpiresAt(value), now)) image.add(key, value);
+        else expired?.push(key);
       }
     }
-    await this.dropExpired(expired);
     return image.finish();
+  }
+
+  /**
+   * Called at a checkpoint's cut (inside the queue, after its flush): the key groups whose turn comes at the next
+   * checkpoint are imaged now from a store snapshot of this cut, in the background, so that the next barrier only
+   * merges this cut's image with the writes since (composeKeyGroupImage) instead of scanning them while the subtask
+   * waits. Stores without snapshots (memory) image at the barrier as before; so does any key group replaced meanwhile.
+   */
+  private prebuildTurns(keyGroups: readonly KeyGroup[]): void {
+    const turns = this.changelog?.upcomingTurns(keyGroups) ?? [];
+    if (turns.length === 0 || this.store.snapshot === undefined) return;
+    const snapshot = this.store.snapshot();
+    this.prebuilt = (async () => {
+      const built = new Map<KeyGroup, PrebuiltImage>();
+      try {
+        for (const { keyGroup, token } of turns) {
+          built.set(keyGroup, { token, image: await this.buildImage(keyGroup, snapshot.scan(keyGroupRange(keyGroup))) });
+        }
+      } finally {
+        await snapshot.release();
+      }
+      return built;
+    })().catch(() => new Map<KeyGroup, PrebuiltImage>()); // a failed prebuild is only a lost head start
+  }
+
+  /** The images prebuilt since the previous checkpoint (waiting for them if they are not done yet). */
+  private async takePrebuilt(): Promise<Map<KeyGroup, PrebuiltImage>> {
+    const prebuilt = this.prebuilt;
+    this.prebuilt = null;
+    return prebuilt ? await prebuilt : new Map<KeyGroup, PrebuiltImage>();
   }
 
   async restoreKeyGroup(keyGroup: KeyGroup, image: Uint8Array): Promise<void> {
@@ -288,6 +338,7 @@ export class CachedStateBackend implements CheckpointableStateBackend {
         await this.flushNow();
       } finally {
         this.cache.clear();
+        await this.takePrebuilt(); // its scans read the store
         await this.store.close();
       }
     });

@@ -22,7 +22,15 @@ export interface ChangelogOptions {
 
 /** What a checkpoint takes for one key group: its full image, or the changes since the previous checkpoint. */
 export type KeyGroupCheckpointPlan =
-  | { readonly keyGroup: KeyGroup; readonly kind: 'full' }
+  | {
+      readonly keyGroup: KeyGroup;
+      readonly kind: 'full';
+      /**
+       * The writes since the previous checkpoint when the key group was tracked through it (null otherwise): an
+       * image of the previous cut plus these is this cut's image. The Map is also the token prebuiltTurns handed out.
+       */
+      readonly since: ReadonlyMap<string, Buffer | null> | null;
+    }
   | { readonly keyGroup: KeyGroup; readonly kind: 'changes'; readonly image: Buffer | null };
 
 interface Tracked {
@@ -93,7 +101,7 @@ export class Changelog {
       const t = this.tracked.get(keyGroup);
       const turn = checkpoint % this.every === keyGroup % this.every;
       if (full || t === undefined || t.chain >= this.every || (turn && t.chain > 0) || t.changeBytes >= t.baseBytes) {
-        return { keyGroup, kind: 'full' };
+        return { keyGroup, kind: 'full', since: t?.changes ?? null };
       }
       if (t.changes.size === 0) return { keyGroup, kind: 'changes', image: null };
       const image = writeKeyGroupChanges(keyGroup, t.changes);
@@ -102,6 +110,20 @@ export class Changelog {
       t.changeBytes += image.length;
       return { keyGroup, kind: 'changes', image };
     });
+  }
+
+  /**
+   * Right after a checkpoint: the tracked key groups whose turn comes at the next one, each with a token (the Map
+   * their writes since this cut go to). An image of this cut built meanwhile is valid at the next checkpoint if
+   * plan then hands back the same token as `since` (nothing replaced the key group in between).
+   */
+  upcomingTurns(keyGroups: readonly KeyGroup[]): { keyGroup: KeyGroup; token: object }[] {
+    const out: { keyGroup: KeyGroup; token: object }[] = [];
+    for (const keyGroup of keyGroups) {
+      const t = this.tracked.get(keyGroup);
+      if (t !== undefined && this.checkpoints % this.every === keyGroup % this.every) out.push({ keyGroup, token: t.changes });
+    }
+    return out;
   }
 
   /** A full image of `keyGroup` was taken (after plan said so): the changelog follows it from here. */

@@ -19,7 +19,17 @@ export interface OrderedStore {
    * be checkpointed: memory and RocksDB). Writes issued meanwhile wait; the backend calls it with its queue held.
    */
   checkpoint?(dir: string): Promise<StoreCheckpoint>;
+  /**
+   * A consistent view of the store as of this call, which later writes do not change (RocksDB snapshots): scans of
+   * it can run while the store keeps being written. Release it when done.
+   */
+  snapshot?(): StoreSnapshot;
   close(): Promise<void>;
+}
+
+export interface StoreSnapshot {
+  scan(range: KeyRange): AsyncIterable<readonly StoreEntry[]>;
+  release(): Promise<void>;
 }
 
 export interface StoreCheckpoint {

@@ -2,7 +2,14 @@ import RocksDB from 'rocksdb-native';
 import { emptyDir, linkLiveRocksFiles, linkRocksFiles } from '../checkpoint/rocks-files';
 import type { KeyRange } from '../keys/key-layout';
 import { ReadableDrain } from './readable-drain';
-import { SCAN_CHUNK_ENTRIES, type OrderedStore, type StoreCheckpoint, type StoreEntry, type StoreWrite } from './ordered-store';
+import {
+  SCAN_CHUNK_ENTRIES,
+  type OrderedStore,
+  type StoreCheckpoint,
+  type StoreEntry,
+  type StoreSnapshot,
+  type StoreWrite,
+} from './ordered-store';
 
 /** Tries at linking the live files while compactions run, before falling back to suspending them. */
 const LIVE_LINK_ATTEMPTS = 3;
@@ -67,24 +74,13 @@ export class RocksStore implements OrderedStore {
     await batch.flush();
   }
 
-  /**
-   * rocksdb-native's iterator is a streamx Readable filled `capacity` entries per native read; iterating it with
-   * `for await` costs a promise and a microtask per entry, which dominated image building (a checkpoint's scan of
-   * every key group). This drains its buffer synchronously with read() and waits only when the buffer is empty.
-   */
-  async *scan(range: KeyRange): AsyncIterable<readonly StoreEntry[]> {
-    const iterator = this.db.iterator({ gte: range.gte, lt: range.lt }, { capacity: SCAN_CHUNK_ENTRIES });
-    const drain = new ReadableDrain<StoreEntry>(iterator);
-    try {
-      for (;;) {
-        const chunk = drain.take(SCAN_CHUNK_ENTRIES);
-        if (chunk.length > 0) yield chunk;
-        else if (drain.done) return;
-        else await drain.wait();
-      }
-    } finally {
-      iterator.destroy();
-    }
+  scan(range: KeyRange): AsyncIterable<readonly StoreEntry[]> {
+    return scanChunks(this.db, range);
+  }
+
+  snapshot(): StoreSnapshot {
+    const session = this.db.snapshot();
+    return { scan: (range) => scanChunks(session, range), release: () => session.close() };
   }
 
   async deleteRange(range: KeyRange): Promise<void> {
@@ -95,5 +91,25 @@ export class RocksStore implements OrderedStore {
 
   close(): Promise<void> {
     return this.db.close();
+  }
+}
+
+/**
+ * rocksdb-native's iterator is a streamx Readable filled `capacity` entries per native read; iterating it with
+ * `for await` costs a promise and a microtask per entry, which dominated image building (a checkpoint's scan of
+ * every key group). This drains its buffer synchronously with read() and waits only when the buffer is empty.
+ */
+async function* scanChunks(db: RocksDB, range: KeyRange): AsyncIterable<readonly StoreEntry[]> {
+  const iterator = db.iterator({ gte: range.gte, lt: range.lt }, { capacity: SCAN_CHUNK_ENTRIES });
+  const drain = new ReadableDrain<StoreEntry>(iterator);
+  try {
+    for (;;) {
+      const chunk = drain.take(SCAN_CHUNK_ENTRIES);
+      if (chunk.length > 0) yield chunk;
+      else if (drain.done) return;
+      else await drain.wait();
+    }
+  } finally {
+    iterator.destroy();
   }
 }

@@ -45,6 +45,8 @@ declare module 'rocksdb-native' {
     read(options?: { capacity?: number; autoDestroy?: boolean }): ReadBatch;
     write(options?: { capacity?: number; autoDestroy?: boolean }): WriteBatch;
     iterator(range: IteratorRange, options?: IteratorOptions): RocksIterator;
+    /** A session reading at a snapshot taken now (close() releases it). */
+    snapshot(): RocksDB;
     /** Flushes the memtable to an SST file. */
     flush(): Promise<void>;
     /** Pauses background work and file deletions (and queues new I/O) until resume(). */
