@@ -71,6 +71,16 @@ describe('write-back cache', () => {
     expect(cache.lookup(id(0, 'c'))).toBeDefined();
   });
 
+  it('evicts entries written without a prefetch once they are flushed', () => {
+    const cache = new WriteBackCache(2);
+    for (const key of ['a', 'b', 'c', 'd']) cache.write(id(0, key), true, key, undefined);
+    cache.evict();
+    expect(cache.size).toBe(4); // dirty
+    cache.markFlushed(cache.takeDirty(), new Set());
+    cache.evict();
+    expect(cache.size).toBe(2);
+  });
+
   it('keeps an entry dirty when it was written again while its flush was in flight', () => {
     const cache = new WriteBackCache(10);
     cache.write(id(0, 'a'), true, 1, undefined);

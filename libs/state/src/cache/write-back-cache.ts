@@ -36,7 +36,8 @@ export interface FlushItem {
  * re-insertion per touched entry and batch (a delete and a set on a Map of up to a million entries) was the
  * largest cost of a state read. Beyond `capacity` entries, eviction walks from the oldest place: an entry used
  * since it was placed moves to the end, the others that are clean go. Dirty entries are never evicted, nor are
- * entries touched in the current batch, so a batch larger than the cache still finds everything it prefetched.
+ * entries touched in the current batch (from its prefetch to the next prefetch or flush), so a batch larger than the
+ * cache still finds everything it prefetched.
  */
 export class WriteBackCache {
   private readonly entries = new Map<string, CacheEntry>();
@@ -132,6 +133,10 @@ export class WriteBackCache {
     }
     // Entries written again during the flush, or first written during it, stay for the next one.
     this.dirtyEntries = this.dirtyEntries.filter((entry) => entry.dirty);
+    // A flush ends the current batch's pin: the engine flushes only between batches (after a batch's reads), and
+    // entries written without any prefetch (a window operator persisting its windows, a writer that never
+    // prefetches) would otherwise stay "current" until the next prefetch, and the cache would never evict them.
+    this.epoch++;
   }
 
   /** A clean entry whose value the backend just deleted from the store becomes known-absent. */
