@@ -81,6 +81,9 @@ export class KeyedStateAccess {
   keyBytes: Uint8Array = new Uint8Array();
   private readonly byName = new Map<string, { descriptor: AnyStateDescriptor; bound: BoundState }>();
   private readonly bound: BoundState[] = [];
+  private lastDescriptor: AnyStateDescriptor | undefined;
+  private lastKind: AnyStateDescriptor['kind'] | undefined;
+  private lastBound: BoundState | undefined;
 
   constructor(
     backend: KeyedStateBackend,
@@ -121,12 +124,17 @@ export class KeyedStateAccess {
   }
 
   private bind(descriptor: AnyStateDescriptor, kind: AnyStateDescriptor['kind']): BoundState {
+    // Functions call ctx.state(d) with the same descriptor object for every record (often twice: read, update).
+    if (descriptor === this.lastDescriptor && kind === this.lastKind) return this.lastBound!;
     const declared = this.byName.get(descriptor.name);
     if (!declared || declared.descriptor.kind !== kind) {
       throw new UndeclaredStateError(
         `operator "${this.operatorId}" uses ${kind} state "${descriptor.name}" that its function does not declare in \`states\``,
       );
     }
+    this.lastDescriptor = descriptor;
+    this.lastKind = kind;
+    this.lastBound = declared.bound;
     return declared.bound;
   }
 }
