@@ -100,6 +100,16 @@ describe('withTenant', () => {
       }
     });
 
+    it('fails a read whose parameter cannot be sent without disturbing the reads around it', async () => {
+      const circular: Record<string, unknown> = {};
+      circular.self = circular;
+      const q = (tenant: string) => queryAsTenant<{ t: string }>(pool, tenant, { text: "SELECT current_setting('app.tenant_id') AS t" });
+      const results = await Promise.allSettled([q('u-1'), queryAsTenant(pool, 'u-2', { text: 'SELECT $1::jsonb', values: [circular] }), q('u-3')]);
+      expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+      expect(results.flatMap((r) => (r.status === 'fulfilled' ? [r.value.rows[0].t] : []))).toEqual(['u-1', 'u-3']);
+      expect((await q('u-4')).rows[0].t).toBe('u-4');
+    });
+
     it('refuses a bad tenant id before touching the database', async () => {
       await expect(queryAsTenant(pool, "x'; --", { text: 'SELECT 1' })).rejects.toBeInstanceOf(InvalidTenantIdError);
     });

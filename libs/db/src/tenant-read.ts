@@ -32,6 +32,8 @@ interface PgQueryInternals {
   readonly types?: unknown[];
   readonly binary?: boolean;
   readonly portal: string;
+  /** pg reports this error when the ReadyForQuery arrives, instead of the result. */
+  _canceledDueToError: Error | false | undefined;
   hasBeenParsed(connection: ProtocolConnection): boolean;
   handleDataRow(msg: unknown): void;
   handleCommandComplete(msg: unknown, connection: ProtocolConnection): void;
@@ -68,6 +70,16 @@ class TenantRead extends QueryBase {
 
   /** Replaces pg's Query.prepare (called inside its cork/uncork): the statement's Parse first, then the prelude. */
   prepare(connection: ProtocolConnection): void {
+    // Parameters are mapped before anything is written: a value pg cannot send must not leave half an exchange on
+    // the connection. Then only a Sync goes out, and pg reports the error when its ReadyForQuery arrives.
+    let values: unknown[] | undefined;
+    try {
+      values = this.values?.map((value) => prepareValue(value));
+    } catch (err) {
+      this._canceledDueToError = err instanceof Error ? err : new Error(String(err));
+      connection.sync();
+      return;
+    }
     // The statement's Parse goes first: if it fails, Postgres skips everything up to Sync, prelude included, so
     // pg's own bookkeeping of named statements (keyed on this query's name) stays right.
     if (!this.hasBeenParsed(connection)) {
@@ -81,7 +93,7 @@ class TenantRead extends QueryBase {
     }
     connection.bind({ statement: PRELUDE_NAME, values: [this.tenantId] });
     connection.execute({});
-    connection.bind({ portal: this.portal, statement: this.name, values: this.values, binary: this.binary, valueMapper: prepareValue });
+    connection.bind({ portal: this.portal, statement: this.name, values, binary: this.binary });
     connection.describe({ type: 'P', name: this.portal });
     connection.execute({ portal: this.portal });
     connection.sync();
