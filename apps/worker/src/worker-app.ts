@@ -25,6 +25,7 @@ export class WorkerApp {
   private readonly reporter: WorkerReporter;
   private readonly commands: CommandConsumer;
   private metricsServer: Server | undefined;
+  private stopping: Promise<void> | undefined;
 
   constructor(
     private readonly config: WeirConfig,
@@ -68,8 +69,13 @@ export class WorkerApp {
     this.logger.info({ workerId: this.config.WEIR_WORKER_ID, slots: this.config.WEIR_WORKER_SLOTS }, 'worker started');
   }
 
-  /** Stops taking commands, stops every job, says goodbye. */
-  async stop(reason: string): Promise<void> {
+  /** Stops taking commands, stops every job, says goodbye. Once: a second call (a second signal) waits for the first. */
+  stop(reason: string): Promise<void> {
+    this.stopping ??= this.shutDown(reason);
+    return this.stopping;
+  }
+
+  private async shutDown(reason: string): Promise<void> {
     this.logger.info({ reason }, 'worker stopping');
     await this.commands.close();
     await this.supervisor.close();

@@ -24,6 +24,8 @@ export class JobSupervisor {
   private readonly applied = new Set<string>();
   /** Run commands still starting, by idempotency key: a redelivery while the first is starting waits for it. */
   private readonly starting = new Map<string, Promise<void>>();
+  /** The jobs close() stops for the worker's shutdown: reported STOPPING until the worker says goodbye. */
+  private readonly closing = new Set<JobProcess>();
 
   constructor(private readonly options: JobSupervisorOptions) {}
 
@@ -129,7 +131,7 @@ export class JobSupervisor {
   runningSubtasks(): RunningSubtask[] {
     const out: RunningSubtask[] = [];
     for (const job of this.jobs.values()) {
-      const state = job.state === 'FINISHED' ? undefined : job.state;
+      const state = this.closing.has(job) ? 'STOPPING' : job.state === 'FINISHED' ? undefined : job.state;
       if (!state) continue;
       for (const stage of job.stages) {
         for (let subtask = 0; subtask < stage.parallelism; subtask++) {
@@ -150,9 +152,15 @@ export class JobSupervisor {
     return [...this.jobs.values()].flatMap((job) => job.drainMetrics()).slice(-max);
   }
 
+  /**
+   * Stops every job for the worker's shutdown. They stay in the heartbeats as STOPPING until the worker's goodbye
+   * (worker.stopping): a job missing from a live worker's report reads to the control plane as one that ended on
+   * its own (FINISHED), whereas a worker going away must have its jobs re-placed (RECOVERING once it is STOPPED).
+   */
   async close(): Promise<void> {
-    await Promise.all([...this.jobs.values()].map((job) => job.stop()));
-    this.jobs.clear();
+    const live = [...this.jobs.values()].filter((job) => job.state !== 'FINISHED' && job.state !== 'FAILED');
+    for (const job of live) this.closing.add(job);
+    await Promise.all(live.map((job) => job.stop()));
   }
 }
 
