@@ -1,0 +1,57 @@
+/**
+ * The totals job (a keyed running count/sum, test/chaos/support.ts) deployed on a test platform with an exactly-once
+ * sink: its bundle, its deployment, its input fed in steps, and the check that the committed output equals an
+ * uninterrupted run's, record by record (lost or repeated state shows as wrong totals).
+ */
+import { expect } from 'vitest';
+import { buildJob, insertBundle } from '../control-plane/deployments/support';
+import { expectedOutput, inputRecords, type Output, readAll, sortOutputs, TOTALS_OPERATORS, totalsJobSource } from '../chaos/support';
+import type { Platform } from '../support/platform';
+
+export interface TotalsFlow {
+  /** Input records sent so far. */
+  readonly sent: number;
+  /** Builds the totals job on the platform's topics and stores it as bundle `totals` `version`; returns its id. */
+  bundle(version?: string): Promise<string>;
+  /** Deploys `bundleId` with parallelism 2, a checkpoint every 300 ms and the exactly-once sink; returns its id. */
+  deploy(bundleId: string, name: string): Promise<string>;
+  /** Sends the next `count` input records (the flow's step by default). */
+  send(count?: number): Promise<void>;
+  /** Reads the committed output until it holds every record sent: exactly the expected, in every total. */
+  expectExactOutput(timeoutMs?: number): Promise<void>;
+}
+
+export function totalsFlow(platform: Platform<'input' | 'output'>, step: number): TotalsFlow {
+  let sent = 0;
+  return {
+    get sent() {
+      return sent;
+    },
+    async bundle(version = '1.0.0') {
+      const { input, output } = platform.topics;
+      const job = await buildJob(platform.home, totalsJobSource(input, output));
+      return insertBundle(platform.config, platform.tenant.tenantId, job, { name: 'totals', version, operatorIds: TOTALS_OPERATORS, topics: [input, output] });
+    },
+    deploy(bundleId, name) {
+      return platform.deploy({
+        name,
+        bundleId,
+        parallelism: { default: 2, operators: {} },
+        config: { properties: { 'checkpoint.interval-ms': '300', 'sink.delivery': 'exactly-once' } },
+      });
+    },
+    async send(count = step) {
+      const writer = platform.kafka.writer({ writerId: `totals-${platform.run}-${sent}` });
+      await writer.start();
+      await writer.send(inputRecords(platform.topics.input, sent, sent + count, 2));
+      await writer.close();
+      sent += count;
+    },
+    async expectExactOutput(timeoutMs = 45_000) {
+      const records = await readAll(platform.kafka, platform.topics.output, 2, (n) => n >= sent, timeoutMs);
+      const outputs = sortOutputs(records.map((r) => JSON.parse(r.value!.toString()) as Output));
+      expect(outputs.length).toBe(sent);
+      expect(outputs).toEqual(expectedOutput(sent));
+    },
+  };
+}
