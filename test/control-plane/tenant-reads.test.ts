@@ -37,6 +37,12 @@ describe('TenantReads (tenant reads pipelined on a few connections)', () => {
       reads.read<{ t: string }>('t-d', SETTING),
     ]);
     expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'rejected', 'fulfilled']);
+    // A parameter pg cannot send fails its read alone, and the connection stays in use.
+    const circular: Record<string, unknown> = {};
+    circular.self = circular;
+    const around = await Promise.allSettled([reads.read<{ pid: number }>('t-e', SETTING), reads.read('t-f', { text: 'SELECT $1::jsonb', values: [circular] }), reads.read<{ pid: number }>('t-g', SETTING)]);
+    expect(around.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect(new Set(around.flatMap((r) => (r.status === 'fulfilled' ? [r.value.rows[0].pid] : []))).size).toBe(1);
     expect(results[1]).toMatchObject({ reason: { code: '22012' } });
     expect(results[2]).toMatchObject({ reason: { code: '25006' } });
     expect(results.flatMap((r) => (r.status === 'fulfilled' ? [r.value.rows[0].t] : []))).toEqual(['t-a', 't-d']);

@@ -76,7 +76,7 @@ class TenantRead extends QueryBase {
     try {
       values = this.values?.map((value) => prepareValue(value));
     } catch (err) {
-      this._canceledDueToError = err instanceof Error ? err : new Error(String(err));
+      this._canceledDueToError = new UnsendableParameterError(err);
       connection.sync();
       return;
     }
@@ -145,12 +145,21 @@ export async function queryAsTenant<R extends QueryResultRow = QueryResultRow>(
   });
 }
 
+/** A parameter pg could not turn into a value (a circular object, say): nothing of the read was sent. */
+export class UnsendableParameterError extends Error {
+  override readonly name = 'UnsendableParameterError';
+
+  constructor(cause: unknown) {
+    super(`a parameter cannot be sent: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+  }
+}
+
 /**
  * The error that makes a connection unfit for reuse, if any: anything but an ordinary server error (those leave the
  * session idle after Sync). FATAL server errors (a terminated backend) end the session too.
  */
 export function brokenBy(err: Error | undefined): Error | undefined {
-  if (!err) return undefined;
+  if (!err || err instanceof UnsendableParameterError) return undefined;
   if (err instanceof PgServerError && err.severity !== 'FATAL' && err.severity !== 'PANIC') return undefined;
   return err;
 }
