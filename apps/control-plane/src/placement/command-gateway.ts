@@ -1,6 +1,6 @@
 import { Inject, Injectable, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import type { WeirConfig } from '@weir/config';
-import { createCommandDispatcher, workerCommandsQueue, type CommandDispatcher, type WorkerCommand } from '@weir/protocol';
+import { createCommandDispatcher, workerCommandsQueue, type CommandDispatcher, type StopSubtasks, type WorkerCommand } from '@weir/protocol';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { WEIR_CONFIG } from '../control-plane-options';
@@ -15,6 +15,29 @@ import type { PlacementBundle } from './subtask-plan';
  */
 export const runCommandKey = (deploymentId: string, runNo: number) => `${deploymentId}-run-${runNo}`;
 export const stopCommandKey = (deploymentId: string, runNo: number) => `${deploymentId}-run-${runNo}-stop`;
+
+/**
+ * The stop-subtasks command of a run: a plain stop, or with `savepoint` a stop-with-savepoint (savepoints/), under the
+ * same key, so only one of them is ever applied.
+ */
+export function stopSubtasksCommand(
+  deployment: { readonly tenantId: string; readonly id: string },
+  run: { readonly runNo: number; readonly subtasks: readonly { readonly operatorId: string; readonly subtask: number }[] },
+  reason: string,
+  savepoint?: StopSubtasks['savepoint'],
+): StopSubtasks {
+  return {
+    v: 1,
+    type: 'stop-subtasks',
+    idempotencyKey: stopCommandKey(deployment.id, run.runNo),
+    issuedAt: Date.now(),
+    tenantId: deployment.tenantId,
+    jobId: deployment.id,
+    subtasks: run.subtasks.map((s) => ({ operatorId: s.operatorId, subtask: s.subtask })),
+    ...(savepoint ? { savepoint } : {}),
+    reason: reason.slice(0, 500),
+  };
+}
 
 /** Bounds on Redis round trips: a reconcile step holds a row lock, so it must fail (and retry later), never hang. */
 const SEND_TIMEOUT_MS = 5_000;
@@ -58,16 +81,7 @@ export class CommandGateway implements OnApplicationBootstrap, OnModuleDestroy {
   }
 
   async sendStop(deployment: Deployment, run: DeploymentRun, reason: string): Promise<void> {
-    await this.send(run.workerId, {
-      v: 1,
-      type: 'stop-subtasks',
-      idempotencyKey: stopCommandKey(deployment.id, run.runNo),
-      issuedAt: Date.now(),
-      tenantId: deployment.tenantId,
-      jobId: deployment.id,
-      subtasks: run.subtasks.map((s) => ({ operatorId: s.operatorId, subtask: s.subtask })),
-      reason: reason.slice(0, 500),
-    });
+    await this.send(run.workerId, stopSubtasksCommand(deployment, run, reason));
   }
 
   /** Why the worker refused a run command for good (bad bundle, wrong max parallelism), or null (also when unknown). */

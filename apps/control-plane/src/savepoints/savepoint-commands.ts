@@ -4,7 +4,7 @@ import { createCommandDispatcher, workerCommandsQueue, type CommandDispatcher } 
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { WEIR_CONFIG } from '../control-plane-options';
-import { stopCommandKey } from '../placement/command-gateway';
+import { stopSubtasksCommand } from '../placement/command-gateway';
 
 const TIMEOUT_MS = 5_000;
 
@@ -54,19 +54,7 @@ export class SavepointCommands implements OnModuleDestroy {
     reason: string,
   ): Promise<void> {
     this.dispatcher ??= createCommandDispatcher(this.config);
-    await bounded(
-      this.dispatcher.send(run.workerId, {
-        v: 1,
-        type: 'stop-subtasks',
-        idempotencyKey: stopCommandKey(deployment.id, run.runNo),
-        issuedAt: Date.now(),
-        tenantId: deployment.tenantId,
-        jobId: deployment.id,
-        subtasks: run.subtasks.map((s) => ({ operatorId: s.operatorId, subtask: s.subtask })),
-        savepoint,
-        reason: reason.slice(0, 500),
-      }),
-    );
+    await bounded(this.dispatcher.send(run.workerId, stopSubtasksCommand(deployment, run, reason, savepoint)));
   }
 
   /** Why the worker rejected a command for good, or null (also when it succeeded, runs, or is unknown). */
