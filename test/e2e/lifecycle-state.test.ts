@@ -7,22 +7,13 @@
  * one call, and upgraded with a savepoint. After every step the committed output equals an uninterrupted run's,
  * record by record.
  */
-import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { createBlobStore } from '@weir/blob';
-import { sinkCommitsTopic } from '@weir/engine';
-import type { KafkaConnector } from '@weir/kafka';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { WorkerApp } from '../../apps/worker/src/worker-app';
-import { expectedOutput, inputRecords, type Output, readAll, sortOutputs, TOTALS_OPERATORS, totalsJobSource } from '../chaos/support';
-import { api, buildJob, deleteTopics, ensureTopics, insertBundle, startWorker, waitForDeployment, waitForStatus, type Api } from '../control-plane/deployments/support';
-import { deleteQueues, deleteWorkers, eventually, startControlPlane, testConfig, uniquePrefix, type RunningControlPlane } from '../control-plane/support/control-plane';
-import { createTestTenant, type TestTenant } from '../control-plane/support/tenants';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { waitForDeployment, waitForStatus, type Api } from '../control-plane/deployments/support';
+import { eventually } from '../control-plane/support/control-plane';
+import { platformFixture } from '../support/platform';
 import { startS3Gate, type S3Gate } from './s3-gate';
+import { totalsFlow } from './totals-flow';
 
-const run = randomBytes(3).toString('hex');
 const STEP = 400;
 
 interface Transition {
@@ -32,71 +23,36 @@ interface Transition {
 }
 
 describe('deployment lifecycle keeps state', { timeout: 240_000 }, () => {
-  // Heartbeats every 500 ms: a loaded machine stalling the test process for 750 ms must not make a LOST worker.
-  const config = testConfig({ WEIR_QUEUE_PREFIX: uniquePrefix(), WEIR_WORKER_HEARTBEAT_MS: '500' });
-  const workerId = `life-worker-${run}`;
-  const blob = createBlobStore(config);
-  let home: string;
-  let cp: RunningControlPlane;
-  let worker: WorkerApp;
-  let tenant: TestTenant;
-  let kafka: KafkaConnector;
+  const s3Endpoint = process.env.WEIR_S3_ENDPOINT;
   let gate: S3Gate;
-  let topics: { input: string; output: string };
+  // Heartbeats every 500 ms (the fixture's default): a loaded machine stalling the test process for 750 ms must not
+  // make a LOST worker.
+  const platform = platformFixture({
+    name: 'life',
+    topics: { input: 'in', output: 'out' },
+    partitions: 2,
+    // Job hosts (children of the worker, configured from the environment) reach S3 through the gate; the control
+    // plane and the worker itself (bundles) do not.
+    beforeStart: async () => {
+      gate = await startS3Gate(platform.config.WEIR_S3_ENDPOINT!);
+      process.env.WEIR_S3_ENDPOINT = gate.url;
+    },
+    beforeStop: async () => gate?.open(),
+    afterStop: async () => {
+      if (s3Endpoint === undefined) delete process.env.WEIR_S3_ENDPOINT;
+      else process.env.WEIR_S3_ENDPOINT = s3Endpoint;
+      await gate?.close();
+    },
+  });
+  const flow = totalsFlow(platform, STEP);
+  const { send, expectExactOutput } = flow;
   let client: Api;
   let id: string | undefined;
   let v2: string;
-  let sent = 0;
-  const s3Endpoint = process.env.WEIR_S3_ENDPOINT;
 
-  beforeAll(async () => {
-    home = await mkdtemp(join(tmpdir(), 'weir-life-'));
-    tenant = await createTestTenant(config);
-    topics = { input: `t.${tenant.tenantId}.in`, output: `t.${tenant.tenantId}.out` };
-    kafka = await ensureTopics(config, [topics.input, topics.output], 2);
-    // Job hosts (children of the worker, configured from the environment) reach S3 through the gate; the control
-    // plane and the worker itself (bundles) do not.
-    gate = await startS3Gate(config.WEIR_S3_ENDPOINT!);
-    process.env.WEIR_S3_ENDPOINT = gate.url;
-    cp = await startControlPlane(config);
-    worker = await startWorker(config, workerId, join(home, 'worker'));
-    client = api(() => cp.url, tenant.writeKey);
+  beforeAll(() => {
+    client = platform.client;
   });
-
-  afterAll(async () => {
-    gate?.open();
-    await worker?.stop('test finished').catch(() => undefined);
-    await cp?.close();
-    if (s3Endpoint === undefined) delete process.env.WEIR_S3_ENDPOINT;
-    else process.env.WEIR_S3_ENDPOINT = s3Endpoint;
-    await gate?.close();
-    if (tenant) for await (const info of blob.list(`tenants/${tenant.tenantId}/`)) await blob.delete(info.key);
-    blob.close();
-    await tenant?.cleanup();
-    await deleteWorkers(config, [workerId]);
-    if (kafka && id) {
-      await deleteTopics(kafka, [topics.input, topics.output, sinkCommitsTopic(tenant.tenantId, id), `weir.${tenant.tenantId}.${id}.dead-letters`]);
-    }
-    await deleteQueues(config);
-    await rm(home, { recursive: true, force: true });
-  });
-
-  /** Sends the next STEP input records. */
-  async function send(): Promise<void> {
-    const writer = kafka.writer({ writerId: `life-${run}-${sent}` });
-    await writer.start();
-    await writer.send(inputRecords(topics.input, sent, sent + STEP, 2));
-    await writer.close();
-    sent += STEP;
-  }
-
-  /** The committed output, read until it has every record sent so far (and a little longer): exactly the expected. */
-  async function expectExactOutput(): Promise<void> {
-    const records = await readAll(kafka, topics.output, 2, (n) => n >= sent, 45_000);
-    const outputs = sortOutputs(records.map((r) => JSON.parse(r.value!.toString()) as Output));
-    expect(outputs.length).toBe(sent);
-    expect(outputs).toEqual(expectedOutput(sent));
-  }
 
   const deployment = async () => (await client.get(`/v1/deployments/${id}`)).body;
   const history = async () => (await client.get(`/v1/deployments/${id}/history?limit=100`)).body as { runs: { runNo: number; restoreFrom: { snapshotId: string } | null }[]; transitions: Transition[] };
@@ -107,17 +63,9 @@ describe('deployment lifecycle keeps state', { timeout: 240_000 }, () => {
   };
 
   it('suspend stops with a savepoint; resume restores it: totals continue exactly', async () => {
-    const job = await buildJob(home, totalsJobSource(topics.input, topics.output));
-    const bundleId = await insertBundle(config, tenant.tenantId, job, { name: 'totals', operatorIds: TOTALS_OPERATORS, topics: [topics.input, topics.output] });
-    v2 = await insertBundle(config, tenant.tenantId, job, { name: 'totals', version: '2.0.0', operatorIds: TOTALS_OPERATORS, topics: [topics.input, topics.output] });
-    const created = await client.post('/v1/deployments', {
-      name: `totals-${run}`,
-      bundleId,
-      parallelism: { default: 2, operators: {} },
-      config: { properties: { 'checkpoint.interval-ms': '300', 'sink.delivery': 'exactly-once' } },
-    });
-    expect(created.status).toBe(201);
-    id = created.body.id as string;
+    const bundleId = await flow.bundle();
+    v2 = await flow.bundle('2.0.0');
+    id = await flow.deploy(bundleId, `totals-${platform.run}`);
     await waitForStatus(client, id, 'RUNNING', 60_000);
     await send();
     await expectExactOutput();

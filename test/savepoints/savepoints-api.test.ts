@@ -3,49 +3,23 @@
  * takes no second savepoint), status, list, the restore dry run against a bundle whose operator ids changed,
  * dispose, and stop-with-savepoint.
  */
-import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { createBlobStore } from '@weir/blob';
-import type { KafkaConnector } from '@weir/kafka';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { WorkerApp } from '../../apps/worker/src/worker-app';
-import {
-  api,
-  buildJob,
-  deleteTopics,
-  ensureTopics,
-  insertBundle,
-  startWorker,
-  waitForStatus,
-  wordCountSource,
-  type Api,
-} from '../control-plane/deployments/support';
-import { deleteQueues, deleteWorkers, eventually, startControlPlane, testConfig, uniquePrefix, type RunningControlPlane } from '../control-plane/support/control-plane';
-import { createTestTenant, type TestTenant } from '../control-plane/support/tenants';
-
-const run = randomBytes(3).toString('hex');
+import { beforeAll, describe, expect, it } from 'vitest';
+import { buildJob, insertBundle, waitForStatus, wordCountSource, type Api } from '../control-plane/deployments/support';
+import { eventually } from '../control-plane/support/control-plane';
+import { platformFixture } from '../support/platform';
 
 describe('savepoints API', () => {
-  const config = testConfig({ WEIR_QUEUE_PREFIX: uniquePrefix(), WEIR_WORKER_HEARTBEAT_MS: '250' });
-  const workerId = `sp-worker-${run}`;
-  let home: string;
-  let cp: RunningControlPlane;
-  let worker: WorkerApp;
-  let tenant: TestTenant;
-  let kafka: KafkaConnector;
-  let topics: { input: string; output: string };
+  const platform = platformFixture({ name: 'sp-api', topics: { input: 'words', output: 'counts' } });
+  const { run } = platform;
   let client: Api;
+  let topics: { input: string; output: string };
   let v1: string;
   let v2: string;
   let deploymentId: string;
 
   beforeAll(async () => {
-    home = await mkdtemp(join(tmpdir(), 'weir-sp-api-'));
-    tenant = await createTestTenant(config);
-    topics = { input: `t.${tenant.tenantId}.words`, output: `t.${tenant.tenantId}.counts` };
-    kafka = await ensureTopics(config, [topics.input, topics.output]);
+    ({ client, topics } = platform);
+    const { config, home, tenant } = platform;
     const job = await buildJob(home, wordCountSource(topics.input, topics.output));
     v1 = await insertBundle(config, tenant.tenantId, job, { version: '1.0.0', topics: [topics.input, topics.output] });
     // v2 renamed the window operator: the savepoint's window state has no owner there.
@@ -55,24 +29,6 @@ describe('savepoints API', () => {
       operatorIds: ['words', 'by-word', 'counts-v2', 'out'],
       topics: [topics.input, topics.output],
     });
-    cp = await startControlPlane(config);
-    worker = await startWorker(config, workerId, join(home, 'worker'));
-    client = api(() => cp.url, tenant.writeKey);
-  });
-
-  afterAll(async () => {
-    await worker?.stop('test finished');
-    await cp?.close();
-    if (deploymentId) {
-      const blob = createBlobStore(config);
-      for await (const info of blob.list(`tenants/${tenant.tenantId}/jobs/`)) await blob.delete(info.key);
-      blob.close();
-    }
-    await tenant?.cleanup();
-    await deleteWorkers(config, [workerId]);
-    if (kafka) await deleteTopics(kafka, [topics.input, topics.output, `weir.${tenant.tenantId}.${deploymentId}.dead-letters`]);
-    await deleteQueues(config);
-    await rm(home, { recursive: true, force: true });
   });
 
   const completed = (savepointId: string) =>
@@ -91,6 +47,7 @@ describe('savepoints API', () => {
     }, { 'idempotency-key': `sp-${run}` });
     expect(created.status).toBe(201);
     deploymentId = created.body.id as string;
+    platform.track(deploymentId);
     await waitForStatus(client, deploymentId, 'RUNNING');
 
     const triggered = await client.post(`/v1/deployments/${deploymentId}/savepoints`, { savepointId: 'sp-a' });
