@@ -71,6 +71,11 @@ export class CachedStateBackend implements CheckpointableStateBackend {
   private lastId = '';
   /** Images of the next checkpoint's turn key groups, being built from a snapshot of the previous cut. */
   private prebuilt: Promise<Map<KeyGroup, PrebuiltImage>> | null = null;
+  /**
+   * Images restored since the previous checkpoint: the next one's full image of such a key group is this image
+   * plus the writes since, merged, not a scan of everything a restore (a rescale, a savepoint) just wrote.
+   */
+  private restoredImages = new Map<KeyGroup, PrebuiltImage>();
 
   /** `changelog`: checkpoints hand over each key group's changes since the previous one (checkpointKeyGroups). */
   constructor(
@@ -182,6 +187,8 @@ export class CachedStateBackend implements CheckpointableStateBackend {
     return this.queue.run(async () => {
       await this.flushNow();
       const prebuilt = await this.takePrebuilt();
+      for (const [keyGroup, image] of this.restoredImages) if (!prebuilt.has(keyGroup)) prebuilt.set(keyGroup, image);
+      this.restoredImages = new Map();
       const images = new Map<KeyGroup, Uint8Array>();
       const plans = this.changelog?.plan(keyGroups) ?? keyGroups.map((keyGroup) => ({ keyGroup, kind: 'full' as const, since: null }));
       for (const plan of plans) {
@@ -264,7 +271,9 @@ export class CachedStateBackend implements CheckpointableStateBackend {
     return this.queue.run(async () => {
       const now = this.clock();
       this.cache.dropKeyGroup(keyGroup);
-      this.changelog?.restored(keyGroup, image.byteLength);
+      const token = this.changelog?.restored(keyGroup, image.byteLength);
+      if (token) this.restoredImages.set(keyGroup, { token, image: view.bytes });
+      else this.restoredImages.delete(keyGroup);
       await this.store.deleteRange(keyGroupRange(keyGroup));
       // One batch is written while the next is prepared: the store's native work overlaps the JS that feeds it.
       let writing: Promise<void> = Promise.resolve();
@@ -283,6 +292,7 @@ export class CachedStateBackend implements CheckpointableStateBackend {
     return this.queue.run(async () => {
       this.cache.dropKeyGroup(keyGroup);
       this.changelog?.forget(keyGroup);
+      this.restoredImages.delete(keyGroup);
       await this.store.deleteRange(keyGroupRange(keyGroup));
     });
   }

@@ -117,6 +117,21 @@ describe.each(['memory', 'lsm'] as const)('changelog checkpoints (%s)', (kind) =
     }
   });
 
+  it('after a restore, takes the full image the restored one plus the writes since make, then chains changes', async () => {
+    const b = await backendOf(kind);
+    const source = await backendOf(kind);
+    for (let i = 0; i < 100; i++) source.put(ref(3, `k${i}`), i);
+    await b.restoreKeyGroup(3, await source.snapshotKeyGroup(3));
+    b.put(ref(3, 'k1'), 'changed');
+    b.delete(ref(3, 'k2'));
+    b.put(ref(3, 'zz'), 1);
+    const first = (await b.checkpointKeyGroups([3])).get(3)!;
+    expect(isChangesImage(first)).toBe(false);
+    expect(Buffer.from(first).equals(Buffer.from(await b.snapshotKeyGroup(3)))).toBe(true);
+    b.put(ref(3, 'k5'), 'again');
+    expect(isChangesImage((await b.checkpointKeyGroups([3])).get(3)!)).toBe(true);
+  });
+
   it('takes full images of everything when asked (a checkpoint whose changes were lost)', async () => {
     const b = await backendOf(kind);
     b.put(ref(0, 'a'), 1);

@@ -40,6 +40,8 @@ interface Tracked {
   changeBytes: number;
   /** Writes flushed since the previous checkpoint, by cache id: the last one wins (null: deleted). */
   changes: Map<string, Buffer | null>;
+  /** Restored, not yet in any checkpoint: the next one takes a full image (the restored one plus `changes`). */
+  unstored?: true;
 }
 
 /**
@@ -72,10 +74,19 @@ export class Changelog {
     this.tracked.delete(keyGroup);
   }
 
-  /** restoreKeyGroup replaced the key group: a continued chain's end (once, see continueFrom), else forgotten. */
-  restored(keyGroup: KeyGroup, imageBytes: number): void {
-    if (this.continuing.delete(keyGroup)) this.rebased(keyGroup, imageBytes);
-    else this.forget(keyGroup);
+  /**
+   * restoreKeyGroup replaced the key group: a continued chain's end (once, see continueFrom; returns null), else a
+   * state no checkpoint holds yet, whose writes are tracked from here so that the next checkpoint's full image can
+   * be the restored image plus them. Returns the token (see upcomingTurns) that image is valid with.
+   */
+  restored(keyGroup: KeyGroup, imageBytes: number): object | null {
+    if (this.continuing.delete(keyGroup)) {
+      this.rebased(keyGroup, imageBytes);
+      return null;
+    }
+    const changes = new Map<string, Buffer | null>();
+    this.tracked.set(keyGroup, { chain: 0, baseBytes: imageBytes, changeBytes: 0, changes, unstored: true });
+    return changes;
   }
 
   forgetRange(start: KeyGroup, end: KeyGroup): void {
@@ -100,7 +111,7 @@ export class Changelog {
     return keyGroups.map((keyGroup): KeyGroupCheckpointPlan => {
       const t = this.tracked.get(keyGroup);
       const turn = checkpoint % this.every === keyGroup % this.every;
-      if (full || t === undefined || t.chain >= this.every || (turn && t.chain > 0) || t.changeBytes >= t.baseBytes) {
+      if (full || t === undefined || t.unstored || t.chain >= this.every || (turn && t.chain > 0) || t.changeBytes >= t.baseBytes) {
         return { keyGroup, kind: 'full', since: t?.changes ?? null };
       }
       if (t.changes.size === 0) return { keyGroup, kind: 'changes', image: null };
