@@ -1,6 +1,7 @@
 import { type ICustomPartitioner, Partitioners, type Message } from 'kafkajs';
 import { describe, expect, it } from 'vitest';
 import { withLinearGrouping } from './linear-grouping';
+import { javaCompatiblePartitioner } from './partitioner';
 
 // kafkajs's own grouping, the behaviour withLinearGrouping must keep (kafkajs 2.2.4, pinned).
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -50,6 +51,17 @@ describe('withLinearGrouping', () => {
       expect(order).toEqual([...order].sort((a, b) => a - b));
     }
     expect(Object.keys(grouped)).toHaveLength(6);
+  });
+
+  it('with Weir’s partitioner, places byte-keyed and explicit-partition records itself exactly where it would', () => {
+    const all = messages(true);
+    const expected = groupMessagesPerPartition({ topic: 't', partitionMetadata, messages: all.filter((m) => m.key !== null), partitioner: javaCompatiblePartitioner() });
+    const actual = groupMessagesPerPartition({ topic: 't', partitionMetadata, messages: withLinearGrouping(all), partitioner: javaCompatiblePartitioner() });
+    expect(Object.values(actual).flat()).toHaveLength(500);
+    for (const partition of Object.keys(expected)) {
+      // Keyless records (round-robin) are interleaved; the keyed ones keep kafkajs's placement and order.
+      expect(actual[partition].filter((m) => m.key !== null).map((m) => m.value)).toEqual(expected[partition].map((m) => m.value));
+    }
   });
 
   it('leaves every other use of reduce alone', () => {

@@ -1,4 +1,5 @@
 import type { Message } from 'kafkajs';
+import { forgetLastPartitionerCall, lastPartitionCount, partitionOfKey } from './partitioner';
 
 /**
  * kafkajs 2.2.4 (pinned, in maintenance mode) groups a send's messages per partition with
@@ -8,8 +9,10 @@ import type { Message } from 'kafkajs';
  *
  * The arrays Weir hands to sendBatch therefore carry their own `reduce`: it runs kafkajs's reducer on one message at a
  * time against an empty object (which yields `{ [partition]: [message] }`) and appends that message to the
- * partition's list. The partitioner (and its round-robin state for keyless records) is called exactly as before,
- * once per message, in order; only the copying is gone. Any other reduce shape falls back to Array's own.
+ * partition's list. Once Weir's own partitioner (partitioner.ts) has run for the send's first message, messages with
+ * an explicit partition or a byte key are placed directly (the same murmur2 over the same partition list), without
+ * the reducer's per-message objects; keyless ones still go through the reducer, whose partitioner keeps their
+ * round-robin state. Order within a partition is kept. Any other reduce shape falls back to Array's own.
  * linear-grouping.spec.ts checks the result against kafkajs's own groupMessagesPerPartition.
  */
 export function withLinearGrouping(messages: Message[]): Message[] {
@@ -26,15 +29,40 @@ function groupingReduce(this: Message[], reducer: Reducer, ...initial: unknown[]
     return Array.prototype.reduce.apply(this, [reducer, ...initial] as Parameters<typeof Array.prototype.reduce>);
   }
   const grouped = start as Grouped;
+  forgetLastPartitionerCall();
   for (let i = 0; i < this.length; i++) {
-    const one = reducer({}, this[i], i, this);
+    const message = this[i];
+    // Once Weir's partitioner has run for this send (it records the partition list), a message with an explicit
+    // partition or a byte key is placed here exactly as it would place it, without kafkajs's reducer (which builds
+    // an argument object, an object and two arrays per message). Keyless messages still go through the reducer:
+    // their round-robin state lives in the partitioner.
+    const partitions = lastPartitionCount();
+    if (partitions > 0) {
+      const explicit = message.partition;
+      const key = message.key;
+      if (explicit !== null && explicit !== undefined) {
+        append(grouped, explicit, message);
+        continue;
+      }
+      if (Buffer.isBuffer(key)) {
+        append(grouped, partitionOfKey(key, partitions), message);
+        continue;
+      }
+    }
+    const one = reducer({}, message, i, this);
     for (const partition in one) {
       const list = grouped[partition];
-      if (list) list.push(this[i]);
+      if (list) list.push(message);
       else grouped[partition] = one[partition];
     }
   }
   return grouped;
+}
+
+function append(grouped: Grouped, partition: number, message: Message): void {
+  const list = grouped[partition];
+  if (list) list.push(message);
+  else grouped[partition] = [message];
 }
 
 function isEmptyPlainObject(value: unknown): boolean {

@@ -35,6 +35,28 @@ export function murmur2(data: Uint8Array): number {
 }
 
 /**
+ * The partition list of the last javaCompatiblePartitioner call, in any producer. linear-grouping.ts reads it
+ * synchronously right after kafkajs's reducer called the partitioner for a send's first message, so it can place
+ * the send's other byte-keyed messages itself (same murmur2, same list) without kafkajs's per-message objects.
+ * Null when the last call was not this partitioner's (the grouping then calls kafkajs's reducer for every message).
+ */
+const lastJavaPartitionerCall: { partitionMetadata: PartitionerArgs['partitionMetadata'] | null } = { partitionMetadata: null };
+
+/** How many partitions the last javaCompatiblePartitioner call saw, or 0 (none since `forgetLastPartitionerCall`). */
+export function lastPartitionCount(): number {
+  return lastJavaPartitionerCall.partitionMetadata?.length ?? 0;
+}
+
+export function forgetLastPartitionerCall(): void {
+  lastJavaPartitionerCall.partitionMetadata = null;
+}
+
+/** Kafka's partition of a byte key among `partitions` partitions, as javaCompatiblePartitioner computes it. */
+export function partitionOfKey(key: Buffer, partitions: number): number {
+  return (murmur2(key) & 0x7fffffff) % partitions;
+}
+
+/**
  * The Java client's default partitioning (as kafkajs's DefaultPartitioner): an explicit partition wins, a key picks
  * murmur2(key) mod partitions, keyless records go round-robin over partitions with a leader, from a random start.
  * Unlike kafkajs it does not filter the partition list per message: that is done once per metadata array.
@@ -44,10 +66,11 @@ export const javaCompatiblePartitioner: ICustomPartitioner = () => {
   let metadata: PartitionerArgs['partitionMetadata'] | null = null;
   let available: PartitionerArgs['partitionMetadata'] = [];
   return ({ topic, partitionMetadata, message }) => {
+    lastJavaPartitionerCall.partitionMetadata = partitionMetadata;
     if (message.partition !== null && message.partition !== undefined) return message.partition;
     const key = message.key;
     if (key !== null && key !== undefined) {
-      return (murmur2(Buffer.isBuffer(key) ? key : Buffer.from(String(key))) & 0x7fffffff) % partitionMetadata.length;
+      return partitionOfKey(Buffer.isBuffer(key) ? key : Buffer.from(String(key)), partitionMetadata.length);
     }
     if (partitionMetadata !== metadata) {
       metadata = partitionMetadata;
