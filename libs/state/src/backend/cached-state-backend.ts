@@ -187,7 +187,8 @@ export class CachedStateBackend implements CheckpointableStateBackend {
     return this.queue.run(async () => {
       await this.flushNow();
       const prebuilt = await this.takePrebuilt();
-      for (const [keyGroup, image] of this.restoredImages) if (!prebuilt.has(keyGroup)) prebuilt.set(keyGroup, image);
+      // A key group restored since the previous cut: its prebuilt image (of that cut) is stale, the restored one is not.
+      for (const [keyGroup, image] of this.restoredImages) prebuilt.set(keyGroup, image);
       this.restoredImages = new Map();
       const images = new Map<KeyGroup, Uint8Array>();
       const plans = this.changelog?.plan(keyGroups) ?? keyGroups.map((keyGroup) => ({ keyGroup, kind: 'full' as const, since: null }));
