@@ -7,7 +7,8 @@ import { sinkCommitsTopic } from '@weir/engine';
 import { createKafkaConnector, type KafkaConnector } from '@weir/kafka';
 import { afterAll, beforeAll } from 'vitest';
 import type { JobProcess } from '../../apps/worker/src/jobs/job-process';
-import { removeJobData, tempDir, totalsJobHost, writeBundle } from './support';
+import type { StartJobMessage } from '../../apps/worker/src/jobs/ipc';
+import { removeJobData, startJobHost, tempDir, totalsJobMessage, writeBundle } from './support';
 
 /** What a chaos test gets from totalsJobFixture: live once its beforeAll ran. */
 export interface TotalsJobFixture {
@@ -17,8 +18,14 @@ export interface TotalsJobFixture {
   readonly input: string;
   readonly output: string;
   kafka: KafkaConnector;
-  /** Starts incarnation `n` of the totals job host (see totalsJobHost) and waits until it runs; killed at the end. */
-  start(incarnation: number): Promise<JobProcess>;
+  /** The totals bundle on the fixture's topics, and a folder for more (built before the tests). */
+  readonly bundlePath: string;
+  readonly dir: string;
+  /**
+   * Starts incarnation `n` of the totals job host (see totalsJobMessage: every later one restores the latest
+   * checkpoint), with `overrides` of its start message, and waits until it runs; killed at the end.
+   */
+  start(incarnation: number, overrides?: Partial<Omit<StartJobMessage, 'type'>>): Promise<JobProcess>;
 }
 
 /**
@@ -37,8 +44,14 @@ export function totalsJobFixture(name: string, partitions: { input: number; outp
     input: `t.${name}${run}.in`,
     output: `t.${name}${run}.out`,
     kafka: undefined as unknown as KafkaConnector,
-    async start(incarnation) {
-      const host = totalsJobHost({ tenantId: fixture.tenantId, jobId: fixture.jobId, bundlePath, dir }, incarnation);
+    get bundlePath() {
+      return bundlePath;
+    },
+    get dir() {
+      return dir;
+    },
+    async start(incarnation, overrides = {}) {
+      const host = startJobHost({ ...totalsJobMessage({ tenantId: fixture.tenantId, jobId: fixture.jobId, bundlePath, dir }, incarnation), ...overrides });
       hosts.push(host);
       await host.run();
       return host;

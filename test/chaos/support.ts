@@ -96,11 +96,11 @@ export function startJobHost(message: Omit<StartJobMessage, 'type'>): JobProcess
 export const EXACTLY_ONCE: JobCheckpointing = { intervalMs: 400, retain: 3, delivery: 'exactly-once' };
 
 /**
- * The job host of incarnation `n` of the totals job (2 source and 2 keyed subtasks, exactly-once, checkpointing to S3):
- * the first starts fresh, every later one restores the latest checkpoint.
+ * How incarnation `n` of the totals job host starts (2 source and 2 keyed subtasks, exactly-once, checkpointing to
+ * S3): the first fresh, every later one restoring the latest checkpoint.
  */
-export function totalsJobHost(job: { tenantId: string; jobId: string; bundlePath: string; dir: string }, incarnation: number): JobProcess {
-  return startJobHost({
+export function totalsJobMessage(job: { tenantId: string; jobId: string; bundlePath: string; dir: string }, incarnation: number): Omit<StartJobMessage, 'type'> {
+  return {
     tenantId: job.tenantId,
     jobId: job.jobId,
     bundlePath: job.bundlePath,
@@ -110,7 +110,7 @@ export function totalsJobHost(job: { tenantId: string; jobId: string; bundlePath
     deadLetterTopic: `weir.${job.tenantId}.${job.jobId}.dead-letters`,
     checkpointing: EXACTLY_ONCE,
     ...(incarnation > 0 ? { restoreFrom: { snapshotId: 'latest', location: `tenants/${job.tenantId}/jobs/${job.jobId}/` } } : {}),
-  });
+  };
 }
 
 export async function readAll(kafka: KafkaConnector, topic: string, partitions: number, until: (n: number) => boolean, idleMs: number): Promise<ConsumedRecord[]> {
