@@ -8,91 +8,41 @@
  * v2 groups by card where v1 groups by payer, so its windows hold only what v2 routed: a judgement lost, doubled or
  * stamped with the wrong version on a neighbour changes some aggregate.
  */
-import type { ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { createBlobStore } from '@weir/blob';
 import { CheckpointStore } from '@weir/checkpoint';
-import { sinkCommitsTopic } from '@weir/engine';
-import type { KafkaConnector } from '@weir/kafka';
 import type { VersionedRule } from '@weir/rules';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { WorkerApp } from '../../../apps/worker/src/worker-app';
+import { afterAll, describe, expect, it } from 'vitest';
 import { produceTransactions } from '../../../apps/cli/src/generate/produce-transactions';
-import type { Alert, FraudJobTopics, Transaction } from '../../../examples/fraud-detection';
+import type { Alert, Transaction } from '../../../examples/fraud-detection';
 import { referenceAlertsStamped } from '../../fraud/reference-evaluator';
-import { api, deleteTopics, ensureTopics, spawnWorker, startWorker, waitForDeployment, waitForStatus, type Api } from '../deployments/support';
-import { adminHeaders, deleteQueues, deleteWorkers, eventually, startControlPlane, testConfig, uniquePrefix, type RunningControlPlane } from '../support/control-plane';
-import { createTestTenant, type TestTenant } from '../support/tenants';
-import { everyTx, ownerOf, parse, readUntil, switchMismatches, uploadFraudBundle, waitForRollout } from './support';
+import { platformFixture } from '../../support/platform';
+import { waitForDeployment, waitForStatus } from '../deployments/support';
+import { adminHeaders, eventually } from '../support/control-plane';
+import { everyTx, FRAUD_PARTITIONS, FRAUD_TOPICS, fraudTopicsConfig, ownerOf, parse, readUntil, switchMismatches, uploadFraudBundle, waitForRollout } from './support';
 
-const run = randomBytes(3).toString('hex');
 const V1 = everyTx(1);
 /** Alerts on every transaction too, but keyed by card: its state is its own. */
 const V2 = { ...everyTx(0), groupingKeys: ['card'] };
 
 describe('a rule rollout racing a worker crash', () => {
-  const config = testConfig({ WEIR_QUEUE_PREFIX: uniquePrefix(), WEIR_WORKER_HEARTBEAT_MS: '250' });
-  const workerIds = [`rules-doomed-${run}`, `rules-survivor-${run}`];
-  const blob = createBlobStore(config);
-  let home: string;
-  let cp: RunningControlPlane;
-  let doomed: ChildProcess | undefined;
-  let survivor: WorkerApp | undefined;
-  let tenant: TestTenant;
-  let kafka: KafkaConnector;
-  let topics: FraudJobTopics;
-  let client: Api;
-  let deploymentId = '';
+  const platform = platformFixture({ name: 'rules-crash', workers: 0, topics: FRAUD_TOPICS, partitions: FRAUD_PARTITIONS, workerSlots: 32 });
+  const { run } = platform;
+  const blob = createBlobStore(platform.config);
 
-  beforeAll(async () => {
-    home = await mkdtemp(join(tmpdir(), 'weir-rules-crash-'));
-    tenant = await createTestTenant(config);
-    const p = `t.${tenant.tenantId}.${run}.`;
-    topics = {
-      transactionsTopic: `${p}transactions`, rulesTopic: `${p}rules`, alertsTopic: `${p}alerts`, shadowAlertsTopic: `${p}shadow-alerts`, ruleAcksTopic: `${p}rule-acks`,
-    };
-    kafka = await ensureTopics(config, [topics.transactionsTopic, topics.alertsTopic, topics.shadowAlertsTopic!], 2);
-    await ensureTopics(config, [topics.rulesTopic, topics.ruleAcksTopic], 1);
-    cp = await startControlPlane(config);
-    client = api(() => cp.url, tenant.writeKey);
-    await uploadFraudBundle(cp.url, tenant.writeKey, topics);
-  });
-
-  afterAll(async () => {
-    doomed?.kill('SIGKILL');
-    await survivor?.stop('test finished');
-    await cp?.close();
-    if (tenant) for await (const info of blob.list(`tenants/${tenant.tenantId}/jobs/`)) await blob.delete(info.key);
-    blob.close();
-    await tenant?.cleanup();
-    await deleteWorkers(config, workerIds);
-    if (kafka) {
-      await deleteTopics(kafka, [
-        ...Object.values(topics ?? {}), `weir.${tenant?.tenantId}.${deploymentId}.dead-letters`, sinkCommitsTopic(tenant?.tenantId ?? '', deploymentId),
-      ]);
-    }
-    await deleteQueues(config);
-    await rm(home, { recursive: true, force: true });
-  });
+  afterAll(() => blob.close());
 
   it('ends with every subtask on the new version, one consistent judgement per transaction', async () => {
-    doomed = spawnWorker(config, workerIds[0], join(home, 'doomed'), 32);
+    const { client, kafka, tenant, topics } = platform;
+    await uploadFraudBundle(platform.cp.url, tenant.writeKey, topics);
+    const doomed = platform.spawnWorker('doomed');
     await eventually('the doomed worker registered', async () => {
-      const res = await fetch(`${cp.url}/v1/workers/${workerIds[0]}`, { headers: adminHeaders() });
+      const res = await fetch(`${platform.cp.url}/v1/workers/${platform.workerId('doomed')}`, { headers: adminHeaders() });
       return res.status === 200 && ((await res.json()) as { status: string }).status === 'ALIVE' ? true : undefined;
     });
-    const created = await client.post('/v1/deployments', {
+    const deploymentId = await platform.deploy({
       name: 'fraud-crash', bundle: { name: 'fraud-detection', version: '1.0.0' }, parallelism: { default: 2 },
-      config: {
-        topics: { transactions: topics.transactionsTopic, rules: topics.rulesTopic, alerts: topics.alertsTopic, 'shadow-alerts': topics.shadowAlertsTopic!, 'rule-acks': topics.ruleAcksTopic },
-        properties: { 'checkpoint.interval-ms': '300', 'sink.delivery': 'exactly-once' },
-      },
+      config: { topics: fraudTopicsConfig(topics), properties: { 'checkpoint.interval-ms': '300', 'sink.delivery': 'exactly-once' } },
     });
-    expect(created.status, JSON.stringify(created.body)).toBe(201);
-    deploymentId = created.body.id as string;
     await waitForStatus(client, deploymentId, 'RUNNING', 60_000);
     const rulesPath = `/v1/deployments/${deploymentId}/rules`;
     const v1 = await client.post(rulesPath, { rules: [V1] });
@@ -104,7 +54,7 @@ describe('a rule rollout racing a worker crash', () => {
     const before = (await store.latest(scope))?.manifest.checkpointId ?? 0;
     await eventually('a checkpoint after the first input', async () => ((await store.latest(scope))?.manifest.checkpointId ?? 0) > before + 1 || undefined, { timeoutMs: 30_000, everyMs: 100 });
 
-    survivor = await startWorker(config, workerIds[1], join(home, 'survivor'), 32);
+    await platform.startWorker('survivor');
     // v2 accepted while transactions flow, and the worker killed at once: the rollout, the input and the crash race.
     const racing = produceTransactions(kafka, { seed: 42, ratePerSec: 1_500 }, { topic: topics.transactionsTopic, count: 600, partitions: 2, writerId: `crash-p2-${run}` });
     await new Promise((r) => setTimeout(r, 150));

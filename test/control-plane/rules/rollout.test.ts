@@ -4,30 +4,21 @@
  * a swap under load where every transaction is judged by exactly one version, switching once per input channel;
  * rollback to an earlier version in one call.
  */
-import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { KafkaConnector } from '@weir/kafka';
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { WorkerApp } from '../../../apps/worker/src/worker-app';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { eventChannel } from '../../../apps/control-plane/src/graphql/events';
 import { produceTransactions } from '../../../apps/cli/src/generate/produce-transactions';
 import type { Alert, FraudJobTopics } from '../../../examples/fraud-detection';
-import { api, deleteTopics, ensureTopics, startWorker, waitForStatus, type Api } from '../deployments/support';
-import { deleteQueues, deleteWorkers, eventually, startControlPlane, testConfig, uniquePrefix, type RunningControlPlane } from '../support/control-plane';
-import { createTestTenant, type TestTenant } from '../support/tenants';
-import { everyTx, ownerOf, parse, readUntil, switchMismatches, uploadFraudBundle, waitForRollout } from './support';
-
-const run = randomBytes(3).toString('hex');
+import { platformFixture } from '../../support/platform';
+import { waitForStatus, type Api } from '../deployments/support';
+import { eventually } from '../support/control-plane';
+import type { TestTenant } from '../support/tenants';
+import { everyTx, FRAUD_PARTITIONS, FRAUD_TOPICS, fraudTopicsConfig, ownerOf, parse, readUntil, switchMismatches, uploadFraudBundle, waitForRollout } from './support';
 
 describe('rules of a deployment: versions, rollouts, acks, swap under load, rollback', () => {
-  const config = testConfig({ WEIR_QUEUE_PREFIX: uniquePrefix(), WEIR_WORKER_HEARTBEAT_MS: '250' });
-  const workerId = `rules-worker-${run}`;
-  let home: string;
-  let cp: RunningControlPlane;
-  let worker: WorkerApp;
+  const platform = platformFixture({ name: 'rules', topics: FRAUD_TOPICS, partitions: FRAUD_PARTITIONS, workerSlots: 32 });
+  const { run, config } = platform;
   let tenant: TestTenant;
   let kafka: KafkaConnector;
   let topics: FraudJobTopics;
@@ -36,37 +27,15 @@ describe('rules of a deployment: versions, rollouts, acks, swap under load, roll
   const rulesPath = () => `/v1/deployments/${deploymentId}/rules`;
 
   beforeAll(async () => {
-    home = await mkdtemp(join(tmpdir(), 'weir-rules-'));
-    tenant = await createTestTenant(config);
-    const p = `t.${tenant.tenantId}.${run}.`;
-    topics = {
-      transactionsTopic: `${p}transactions`, rulesTopic: `${p}rules`, alertsTopic: `${p}alerts`, shadowAlertsTopic: `${p}shadow-alerts`, ruleAcksTopic: `${p}rule-acks`,
-    };
-    kafka = await ensureTopics(config, [topics.transactionsTopic, topics.alertsTopic, topics.shadowAlertsTopic!], 2);
-    await ensureTopics(config, [topics.rulesTopic, topics.ruleAcksTopic], 1);
-    cp = await startControlPlane(config);
-    worker = await startWorker(config, workerId, join(home, 'worker'), 32);
-    client = api(() => cp.url, tenant.writeKey);
-    await uploadFraudBundle(cp.url, tenant.writeKey, topics);
-    const created = await client.post('/v1/deployments', {
+    ({ tenant, kafka, topics, client } = platform);
+    await uploadFraudBundle(platform.cp.url, tenant.writeKey, topics);
+    deploymentId = await platform.deploy({
       name: 'fraud',
       bundle: { name: 'fraud-detection', version: '1.0.0' },
       parallelism: { default: 2 },
-      config: { topics: { transactions: topics.transactionsTopic, rules: topics.rulesTopic, alerts: topics.alertsTopic, 'shadow-alerts': topics.shadowAlertsTopic!, 'rule-acks': topics.ruleAcksTopic } },
+      config: { topics: fraudTopicsConfig(topics) },
     });
-    expect(created.status, JSON.stringify(created.body)).toBe(201);
-    deploymentId = created.body.id as string;
     await waitForStatus(client, deploymentId, 'RUNNING', 60_000);
-  });
-
-  afterAll(async () => {
-    await worker?.stop('test finished');
-    await cp?.close();
-    await tenant?.cleanup();
-    await deleteWorkers(config, [workerId]);
-    if (kafka) await deleteTopics(kafka, [...Object.values(topics ?? {}), `weir.${tenant?.tenantId}.${deploymentId}.dead-letters`]);
-    await deleteQueues(config);
-    await rm(home, { recursive: true, force: true });
   });
 
   it('refuses invalid rule sets with the field and the problem, and stores nothing', async () => {

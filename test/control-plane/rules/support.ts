@@ -9,6 +9,18 @@ const FRAUD_INDEX = resolve(__dirname, '../../../examples/fraud-detection/index.
 export const FRAUD_MAX_PARALLELISM = 8;
 export const FRAUD_MAX_WINDOW_MS = 60_000;
 
+/** The fraud job's topics as test/support/platform.ts creates them: each field's suffix under `t.<tenantId>.`. */
+export const FRAUD_TOPICS = {
+  transactionsTopic: 'transactions', rulesTopic: 'rules', alertsTopic: 'alerts', shadowAlertsTopic: 'shadow-alerts', ruleAcksTopic: 'rule-acks',
+} as const;
+/** Transactions and alerts on two partitions (two input channels per routing subtask); rules and acks on one. */
+export const FRAUD_PARTITIONS = { transactionsTopic: 2, alertsTopic: 2, shadowAlertsTopic: 2 } as const;
+
+/** A fraud deployment's `config.topics`: the job's logical topic names → the tenant's topics. */
+export function fraudTopicsConfig(topics: FraudJobTopics): Record<string, string> {
+  return { transactions: topics.transactionsTopic, rules: topics.rulesTopic, alerts: topics.alertsTopic, 'shadow-alerts': topics.shadowAlertsTopic!, 'rule-acks': topics.ruleAcksTopic };
+}
+
 /** Settings the test bundle and its manifest share. */
 export function fraudSettings(topics: FraudJobTopics) {
   return { ...topics, maxWindowMs: FRAUD_MAX_WINDOW_MS, maxOutOfOrdernessMs: 200, idleTimeoutMs: 60_000, maxParallelism: FRAUD_MAX_PARALLELISM };
