@@ -1,4 +1,4 @@
-import { createPool, TenantReads, type Pool } from '@weir/db';
+import { createPool, LANE_STALL_MS, TenantReads, type Pool } from '@weir/db';
 import { Pool as PlainPool } from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testConfig } from './support/control-plane';
@@ -54,6 +54,16 @@ describe('TenantReads (tenant reads pipelined on a few connections)', () => {
     const rows = (await Promise.all(['x', 'y', 'z', 'w'].map((t) => reads.read<{ t: string; pid: number }>(t, slow)))).map((r) => r.rows[0]);
     expect(rows.map((r) => r.t)).toEqual(['x', 'y', 'z', 'w']);
     expect(new Set(rows.map((r) => r.pid)).size).toBe(2);
+  });
+
+  it("does not queue a tenant's read behind another tenant's stalled one", async () => {
+    const reads = new TenantReads(pool, 1);
+    const slow = reads.read('t-slow', { text: 'SELECT pg_sleep(1) AS slept' });
+    await new Promise((resolve) => setTimeout(resolve, 2 * LANE_STALL_MS));
+    const order: string[] = [];
+    const quick = reads.read<{ t: string }>('t-quick', SETTING).then((r) => order.push(r.rows[0].t));
+    await Promise.all([slow.then(() => order.push('t-slow')), quick]);
+    expect(order).toEqual(['t-quick', 't-slow']);
   });
 
   it('drops a connection whose backend was terminated and reads on a fresh one', async () => {

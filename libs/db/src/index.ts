@@ -1,7 +1,7 @@
 export { createPool, type PoolOptions } from './pool';
 export { withTenant } from './with-tenant';
 export { queryAsTenant } from './tenant-read';
-export { TenantReads } from './tenant-reads';
+export { LANE_STALL_MS, TenantReads } from './tenant-reads';
 export { withTransaction } from './transaction';
 export { DatabaseError, DatabaseUnavailableError, InvalidTenantIdError, toDatabaseError } from './errors';
 export type { Pool, PoolClient, QueryConfig, QueryResult, QueryResultRow } from 'pg';

@@ -14,7 +14,15 @@ interface Lane {
   acquiring: Promise<PoolClient> | undefined;
   inFlight: number;
   corked: boolean;
+  /** When each read in flight was submitted, oldest first (a pipelined connection answers in order). */
+  readonly submittedAt: number[];
 }
+
+/**
+ * A lane whose oldest read has waited this long is stalled (one tenant's slow statement): reads that would queue
+ * behind it take a connection of their own instead, so one tenant's slow read delays another's by at most this.
+ */
+export const LANE_STALL_MS = 10;
 
 /** Pooled clients that already carry the lanes' error listener (the pool hands the same clients out again). */
 const listening = new WeakSet<PoolClient>();
@@ -30,8 +38,9 @@ const ignore = (): void => undefined;
  * alike (docs/control-plane.md has the figures).
  *
  * A lane holds its connection only while reads are in flight on it and gives it back to the pool when idle, so
- * nothing is held at shutdown. A read goes to the lane with the fewest reads in flight (a slow read delays only
- * those queued behind it on its lane). A connection that fails other than with a server error is destroyed;
+ * nothing is held at shutdown. A read goes to the lane with the fewest reads in flight; when even
+ * that lane's oldest read has been in flight for LANE_STALL_MS, the read takes a pooled connection of its own
+ * (queryAsTenant), so a slow read delays only the reads that joined its lane within that time. A connection that fails other than with a server error is destroyed;
  * the reads in flight on it fail (DatabaseUnavailableError upstream) and the lane takes a fresh one next time.
  * On a pool without pipelining every read takes its own connection (queryAsTenant).
  */
@@ -42,12 +51,13 @@ export class TenantReads {
     private readonly pool: Pool,
     lanes = 2,
   ) {
-    this.lanes = Array.from({ length: lanes }, () => ({ client: undefined, acquiring: undefined, inFlight: 0, corked: false }));
+    this.lanes = Array.from({ length: lanes }, () => ({ client: undefined, acquiring: undefined, inFlight: 0, corked: false, submittedAt: [] }));
   }
 
   async read<R extends QueryResultRow = QueryResultRow>(tenantId: string, query: QueryConfig): Promise<QueryResult<R>> {
     assertTenantId(tenantId);
     const lane = this.lanes.reduce((best, l) => (l.inFlight < best.inFlight ? l : best));
+    if (lane.inFlight > 0 && performance.now() - lane.submittedAt[0] >= LANE_STALL_MS) return queryAsTenant<R>(this.pool, tenantId, query);
     lane.inFlight++;
     let client: PoolClient;
     try {
@@ -61,8 +71,10 @@ export class TenantReads {
       return queryAsTenant<R>(this.pool, tenantId, query);
     }
     this.cork(lane, client);
+    lane.submittedAt.push(performance.now());
     return new Promise<QueryResult<R>>((resolve, reject) => {
       submitTenantRead(client, tenantId, query, (err, result) => {
+        lane.submittedAt.shift();
         this.settle(lane, client, brokenBy(err));
         if (err) reject(err);
         else resolve(result as QueryResult<R>);
