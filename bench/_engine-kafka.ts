@@ -2,8 +2,8 @@
  * The Kafka half of `npm run bench -- engine` (bench/engine.ts calls `kafkaPipeline`):
  * 1. engine_vs_passthrough: Kafka → engine keyed aggregation (running count + sum per key, LSM state) → Kafka vs
  *    raw kafkajs consume → produce (bench/_kafka-baseline.ts) of the same records, same broker, alternating in one
- *    process; ratio of medians (records/s from a backlog). CPU µs per record of each side is printed beside it
- *    (process.cpuUsage), the steadier figure on a shared machine.
+ *    process, after `warmup` uncounted runs of each; ratio of medians (records/s from a backlog). CPU µs per record
+ *    of each side is printed beside it (process.cpuUsage), the steadier figure on a shared machine.
  * 2. records_per_s: the pipeline's sustained throughput, found with fixed-rate probes (not a drain): the highest
  *    offered rate at which every event of a probe comes out within PROBE_GRACE_MS of the probe's end and the p99
  *    event-time latency of its last TAIL_MS stays under TAIL_P99_LIMIT_MS (a pipeline that falls behind shows a
@@ -45,6 +45,8 @@ export interface KafkaPipelineOptions {
   readonly keys: number;
   readonly records: number;
   readonly runs: number;
+  /** Uncounted alternating runs of both sides first (JIT, connections, broker caches). */
+  readonly warmup: number;
   readonly parallelism: number;
   /** false: engine_vs_passthrough only (for CPU profiles and A/B comparisons). */
   readonly latency: boolean;
@@ -184,7 +186,7 @@ async function engineVsPassthrough(
   const rows = [];
   const engine: number[] = [];
   const raw: number[] = [];
-  for (let run = 0; run < options.runs; run++) {
+  for (let run = -options.warmup; run < options.runs; run++) {
     const rawRun = await measured(records, async () => {
       await passthrough({ brokers: BROKERS, sourceTopic: topics.input, sinkTopic: topics.raw, records });
     });
@@ -205,10 +207,12 @@ async function engineVsPassthrough(
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
-    raw.push(rawRun.rps);
-    engine.push(engineRun.rps);
+    if (run >= 0) {
+      raw.push(rawRun.rps);
+      engine.push(engineRun.rps);
+    }
     rows.push({
-      run: run + 1,
+      run: run >= 0 ? String(run + 1) : 'warm-up',
       passthrough_rps: Math.round(rawRun.rps),
       engine_rps: Math.round(engineRun.rps),
       ratio: engineRun.rps / rawRun.rps,
