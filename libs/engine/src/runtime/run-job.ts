@@ -395,10 +395,18 @@ class JobInstance implements RunningJob {
 
   pauseSourcesAfterNextBarrier(): void {
     for (const p of this.sourcePumps()) p.pauseAfterNextBarrier?.();
+    for (const rt of this.stages.values()) for (const i of rt.local) rt.subtasks[i].holdTimersAfterNextBarrier();
   }
 
   resumeSources(): void {
     for (const p of this.sourcePumps()) p.resume?.();
+    for (const rt of this.stages.values()) {
+      for (const i of rt.local) {
+        rt.subtasks[i].releaseTimers();
+        // Wakes the subtask so timers that fell due while held fire now, not at its next message.
+        rt.queues[i].offer({ kind: 'tick' });
+      }
+    }
   }
 
   private sourcePumps() {

@@ -101,10 +101,12 @@ export interface RunningJob {
   /**
    * Stop-with-savepoint: every Kafka and generator source stops reading at the next barrier it offers (a savepoint's,
    * or a checkpoint's already on its way: either way nothing read after a barrier that precedes the savepoint's).
-   * Later barriers still pass. Memory sources (the test driver) are not paused.
+   * Later barriers still pass. Memory sources (the test driver) are not paused. Likewise every keyed subtask holds its
+   * processing-time timers once it has completed its next barrier: they stay pending in the savepoint and fire in
+   * the restored job only (event-time timers need no hold: the paused sources send no further watermarks).
    */
   pauseSourcesAfterNextBarrier(): void;
-  /** The savepoint failed: paused sources read again. */
+  /** The savepoint failed: paused sources read again and held processing-time timers fire. */
   resumeSources(): void;
   /**
    * The checkpoint is durable (its manifest is on S3): exactly-once sinks commit the epoch its barrier closed.

@@ -83,6 +83,13 @@ export class Subtask {
   private aligning: Alignment | null = null;
   private readonly endedChannels = new Set<string>();
   private finished = false;
+  /** Stop-with-savepoint requested: the next barrier this subtask completes starts holding its processing-time timers. */
+  private holdTimersAtBarrier = false;
+  /**
+   * Past a stop-with-savepoint barrier: processing-time timers wait. The savepoint holds them as pending, so the
+   * restored job fires them; firing them here too would repeat their output in at-least-once sinks.
+   */
+  private timersHeld = false;
 
   constructor(private readonly parts: SubtaskParts) {
     this.watermarks = new InputWatermarks(parts.dataChannels);
@@ -138,7 +145,22 @@ export class Subtask {
     this.parts.queue.interrupt();
   }
 
+  /**
+   * Stop-with-savepoint: once this subtask has completed its next barrier (the savepoint's, or an earlier
+   * checkpoint's still on its way, as the sources pause at), its processing-time timers wait for releaseTimers().
+   */
+  holdTimersAfterNextBarrier(): void {
+    this.holdTimersAtBarrier = true;
+  }
+
+  /** The savepoint failed and the job keeps running: held timers fire again (those due at the next message). */
+  releaseTimers(): void {
+    this.holdTimersAtBarrier = false;
+    this.timersHeld = false;
+  }
+
   private waitMs(): number {
+    if (this.timersHeld) return 200;
     const next = this.parts.operator?.nextProcessingTimer();
     if (next === undefined) return 200;
     return Math.max(1, Math.min(200, next - this.parts.env.clock.now()));
@@ -242,6 +264,10 @@ export class Subtask {
     });
     await this.forEachTerminal((t) => t.onBarrier(alignment.checkpointId));
     this.aligning = null;
+    if (this.holdTimersAtBarrier) {
+      this.holdTimersAtBarrier = false;
+      this.timersHeld = true;
+    }
     let finished = false;
     for (const held of alignment.buffered) finished = (await this.handle(held)) || finished;
     return finished;
@@ -275,7 +301,7 @@ export class Subtask {
 
   private async fireProcessingTimers(): Promise<void> {
     const operator = this.parts.operator;
-    if (!operator) return;
+    if (!operator || this.timersHeld) return;
     const now = this.parts.env.clock.now();
     const next = operator.nextProcessingTimer();
     if (next === undefined || next > now) return;
