@@ -9,6 +9,7 @@ const worker = { workerId: 'w-1', host: 'h', pid: 1, slots: 1, version: '0', sta
 
 function registry(found: unknown = null) {
   const applied: WorkerEvent[] = [];
+  const marked: string[] = [];
   const repository = {
     applyEvent: async (event: WorkerEvent) => {
       applied.push(event);
@@ -16,8 +17,16 @@ function registry(found: unknown = null) {
     },
     find: async () => found,
     list: async (limit: number) => Array.from({ length: limit }, (_, i) => ({ id: `w-${i}` })),
+    silentWorkers: async () => [
+      { id: 'w-stalled', heartbeatMs: 200, silentMs: 3_100 },
+      { id: 'w-dead', heartbeatMs: 200, silentMs: 9_000 },
+    ],
+    markLost: async (ids: string[]) => {
+      marked.push(...ids);
+      return ids;
+    },
   } as unknown as WorkersRepository;
-  return { applied, registry: new WorkerRegistry(repository, pino({ level: 'silent' })) };
+  return { applied, marked, registry: new WorkerRegistry(repository, pino({ level: 'silent' })) };
 }
 
 describe('WorkerRegistry', () => {
@@ -30,6 +39,12 @@ describe('WorkerRegistry', () => {
     await r.apply({ v: 1, type: 'worker.started', worker, seq: 0, sentAt: old, runningSubtasks: [] }, now);
     await r.apply({ v: 1, type: 'worker.stopping', worker, seq: 3, sentAt: old }, now);
     expect(applied.map((e) => e.seq)).toEqual([2, 0, 3]);
+  });
+
+  it('marks LOST only the silent workers the judge confirms', async () => {
+    const { marked, registry: r } = registry();
+    expect(await r.markLost((w) => w.silentMs > 5_000)).toEqual(['w-dead']);
+    expect(marked).toEqual(['w-dead']);
   });
 
   it('throws a not-found problem for an unknown id', async () => {

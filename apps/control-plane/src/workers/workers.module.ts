@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { ObservationClock } from './observation-clock';
 import { WorkerEventsListener } from './worker-events.listener';
 import { WorkerLivenessSweeper } from './worker-liveness.sweeper';
 import { WorkerRegistry } from './worker-registry.service';
@@ -7,7 +8,8 @@ import { WorkersRepository } from './workers.repository';
 
 @Module({
   controllers: [WorkersController],
-  providers: [WorkersRepository, WorkerRegistry, WorkerLivenessSweeper, WorkerEventsListener],
+  // One clock per instance, shared by the sweeper (stalls) and the events listener (lags).
+  providers: [{ provide: ObservationClock, useFactory: () => new ObservationClock() }, WorkersRepository, WorkerRegistry, WorkerLivenessSweeper, WorkerEventsListener],
   exports: [WorkerRegistry],
 })
 export class WorkersModule {}

@@ -4,6 +4,7 @@ import { toDatabaseError, type Pool } from '@weir/db';
 import type { WorkerEvent } from '@weir/protocol';
 import { WEIR_CONFIG } from '../control-plane-options';
 import { PG_POOL } from '../infrastructure/tokens';
+import { LOST_AFTER_INTERVALS, LOST_FLOOR_MS } from './observation-clock';
 import type { Worker, WorkerStatus } from './worker';
 
 interface WorkerRow {
@@ -42,14 +43,30 @@ WHERE EXCLUDED.started_at > w.started_at
    OR (EXCLUDED.started_at = w.started_at AND EXCLUDED.last_seq > w.last_seq AND w.status <> 'STOPPED')
 RETURNING ${COLUMNS}`;
 
-/** Idempotent, so every control-plane instance may run it on its own schedule. */
+/** Silence beyond the timeout, LOST_FLOOR_MS at least; $1 intervals, $2 the floor. */
+const TIMED_OUT = `last_seen_at < now() - make_interval(secs => GREATEST(heartbeat_ms * $1::float8, $2::float8) / 1000)`;
+
+/** ALIVE workers silent for longer than their timeout, by the database's clock: candidates for LOST. */
+const SILENT_WORKERS = `
+SELECT id, heartbeat_ms, extract(epoch FROM now() - last_seen_at)::float8 * 1000 AS silent_ms
+FROM workers WHERE installation = $3 AND status = 'ALIVE' AND ${TIMED_OUT}`;
+
+/**
+ * Idempotent, so every control-plane instance may run it on its own schedule. The timeout is checked again: a
+ * heartbeat applied since the candidates were read keeps its worker ALIVE.
+ */
 const MARK_LOST = `
 UPDATE workers SET status = 'LOST', status_changed_at = now()
-WHERE installation = $2 AND status = 'ALIVE' AND last_seen_at < now() - make_interval(secs => heartbeat_ms * $1::float8 / 1000)
+WHERE installation = $3 AND status = 'ALIVE' AND id = ANY($4::text[]) AND ${TIMED_OUT}
 RETURNING id`;
 
-/** How many silent heartbeat intervals make a worker LOST. */
-export const LOST_AFTER_INTERVALS = 3;
+/** An ALIVE worker silent for longer than its timeout. */
+export interface SilentWorker {
+  readonly id: string;
+  readonly heartbeatMs: number;
+  /** Since its last applied event, by the database's clock. */
+  readonly silentMs: number;
+}
 
 @Injectable()
 export class WorkersRepository {
@@ -81,9 +98,19 @@ export class WorkersRepository {
     return rows.length ? toWorker(rows[0]) : null;
   }
 
-  /** Ids of the workers this call declared LOST. */
-  async markLost(): Promise<string[]> {
-    const rows = await this.query<{ id: string }>('mark lost workers', MARK_LOST, [LOST_AFTER_INTERVALS, this.installation]);
+  async silentWorkers(): Promise<SilentWorker[]> {
+    const rows = await this.query<{ id: string; heartbeat_ms: number; silent_ms: number }>('find silent workers', SILENT_WORKERS, [
+      LOST_AFTER_INTERVALS,
+      LOST_FLOOR_MS,
+      this.installation,
+    ]);
+    return rows.map((r) => ({ id: r.id, heartbeatMs: r.heartbeat_ms, silentMs: r.silent_ms }));
+  }
+
+  /** Of `ids`, those this call declared LOST (still ALIVE and still silent beyond their timeout). */
+  async markLost(ids: readonly string[]): Promise<string[]> {
+    if (!ids.length) return [];
+    const rows = await this.query<{ id: string }>('mark lost workers', MARK_LOST, [LOST_AFTER_INTERVALS, LOST_FLOOR_MS, this.installation, ids]);
     return rows.map((r) => r.id);
   }
 
