@@ -18,7 +18,8 @@ import { buildJob, deleteTopics, ensureTopics, insertBundle, startWorker, wordCo
 import { collect, connectWs, deleteEventKeys, gql, type WsConnection } from './support';
 
 const run = randomBytes(3).toString('hex');
-const config = testConfig({ WEIR_QUEUE_PREFIX: uniquePrefix(), WEIR_WORKER_HEARTBEAT_MS: '200' });
+// 500 ms, not 200: a false LOST under load would add a run and a RECOVERING push to the statuses checked below.
+const config = testConfig({ WEIR_QUEUE_PREFIX: uniquePrefix(), WEIR_WORKER_HEARTBEAT_MS: '500' });
 const workerId = `gql-e2e-${run}`;
 let home: string;
 let app: RunningControlPlane;
