@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import type { PoolClient } from '@weir/db';
+import type { PoolClient, SqlClient } from '@weir/db';
 import { BundleInUseProblem, BundleVersionExistsProblem } from './bundle.problems';
 import type { Bundle } from './bundle';
 import type { BundleManifest } from './manifest';
@@ -18,10 +18,13 @@ interface BundleRow {
 
 const COLUMNS = 'id, tenant_id, name, version, sha256, size_bytes, s3_key, manifest, created_at';
 
-/** SQL of `bundles`, inside TenantDb.run(tenantId); every statement names the tenant, RLS is the backstop. */
+/**
+ * SQL of `bundles`, inside TenantDb.run(tenantId) or, for a read of one statement, TenantDb.readWith; every statement
+ * names the tenant, RLS is the backstop.
+ */
 @Injectable()
 export class BundlesRepository {
-  async exists(client: PoolClient, tenantId: string, name: string, version: string): Promise<boolean> {
+  async exists(client: SqlClient, tenantId: string, name: string, version: string): Promise<boolean> {
     const { rowCount } = await client.query('SELECT 1 FROM bundles WHERE tenant_id = $1 AND name = $2 AND version = $3', [tenantId, name, version]);
     return rowCount === 1;
   }
@@ -42,7 +45,7 @@ export class BundlesRepository {
   }
 
   /** Up to `limit` bundles in (name, version) order after `after`, optionally of one name. */
-  async list(client: PoolClient, tenantId: string, limit: number, after: readonly [string, string] | undefined, name: string | undefined): Promise<Bundle[]> {
+  async list(client: SqlClient, tenantId: string, limit: number, after: readonly [string, string] | undefined, name: string | undefined): Promise<Bundle[]> {
     const { rows } = await client.query<BundleRow>(
       `SELECT ${COLUMNS} FROM bundles
        WHERE tenant_id = $1 AND ($2::text IS NULL OR (name COLLATE "C", version COLLATE "C") > ($2, $3))
@@ -53,12 +56,12 @@ export class BundlesRepository {
     return rows.map(toBundle);
   }
 
-  async findById(client: PoolClient, tenantId: string, id: string): Promise<Bundle | null> {
+  async findById(client: SqlClient, tenantId: string, id: string): Promise<Bundle | null> {
     const { rows } = await client.query<BundleRow>(`SELECT ${COLUMNS} FROM bundles WHERE tenant_id = $1 AND id = $2`, [tenantId, id]);
     return rows.length ? toBundle(rows[0]) : null;
   }
 
-  async findByVersion(client: PoolClient, tenantId: string, name: string, version: string): Promise<Bundle | null> {
+  async findByVersion(client: SqlClient, tenantId: string, name: string, version: string): Promise<Bundle | null> {
     const { rows } = await client.query<BundleRow>(`SELECT ${COLUMNS} FROM bundles WHERE tenant_id = $1 AND name = $2 AND version = $3`, [
       tenantId,
       name,

@@ -53,7 +53,7 @@ export class BundlesService {
    * first response; the same key with another manifest or other bytes is a 422.
    */
   async upload(tenantId: string, req: IncomingMessage, idempotencyKey: string | undefined): Promise<UploadResult> {
-    const { maxBundleBytes } = await this.db.run(tenantId, (client) => this.quotas.quotasOf(client, tenantId));
+    const { maxBundleBytes } = await this.db.readWith(tenantId, (client) => this.quotas.quotasOf(client, tenantId));
     if (declaredLength(req) > maxBundleBytes + MAX_MANIFEST_BYTES + MULTIPART_OVERHEAD_BYTES) {
       // Refused from its Content-Length alone: not one byte goes to S3.
       req.resume();
@@ -63,7 +63,7 @@ export class BundlesService {
       parseManifest: parseManifestField,
       storeFile: async (file, m, signal) => {
         // Without a key a duplicate is refused before any byte is stored; with one it may be a replay (decided below).
-        if (idempotencyKey === undefined && (await this.db.run(tenantId, (c) => this.bundles.exists(c, tenantId, m.name, m.version)))) {
+        if (idempotencyKey === undefined && (await this.db.readWith(tenantId, (c) => this.bundles.exists(c, tenantId, m.name, m.version)))) {
           file.resume();
           throw new BundleVersionExistsProblem(m.name, m.version);
         }
@@ -93,18 +93,18 @@ export class BundlesService {
   }
 
   async list(tenantId: string, limit: number, after: readonly [string, string] | undefined, name: string | undefined): Promise<Page<Bundle>> {
-    const rows = await this.db.run(tenantId, (client) => this.bundles.list(client, tenantId, limit + 1, after, name));
+    const rows = await this.db.readWith(tenantId, (client) => this.bundles.list(client, tenantId, limit + 1, after, name));
     return toPage(rows, limit, (b) => encodeBundleKey(b.name, b.version));
   }
 
   async get(tenantId: string, id: string): Promise<Bundle> {
-    const bundle = await this.db.run(tenantId, (client) => this.bundles.findById(client, tenantId, id));
+    const bundle = await this.db.readWith(tenantId, (client) => this.bundles.findById(client, tenantId, id));
     if (!bundle) throw new NotFoundProblem('bundle', id);
     return bundle;
   }
 
   async getVersion(tenantId: string, name: string, version: string): Promise<Bundle> {
-    const bundle = await this.db.run(tenantId, (client) => this.bundles.findByVersion(client, tenantId, name, version));
+    const bundle = await this.db.readWith(tenantId, (client) => this.bundles.findByVersion(client, tenantId, name, version));
     if (!bundle) throw new NotFoundProblem('bundle version', `${name}@${version}`);
     return bundle;
   }

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { toDatabaseError, type PoolClient } from '@weir/db';
+import { toDatabaseError, type PoolClient, type SqlClient } from '@weir/db';
 import type { DeploymentUsage } from '../tenancy/quotas';
 import type { Deployment, DeploymentConfig, DeploymentRun, DeploymentStatus, DeploymentTransition, DesiredState, Parallelism, PendingStop, PendingUpgrade } from './deployment';
 import {
@@ -36,7 +36,10 @@ export interface RequestedRestore {
   readonly reason: string;
 }
 
-/** The API's SQL over deployments; every method runs on a TenantDb client, so RLS binds it to the caller's tenant. */
+/**
+ * The API's SQL over deployments; every method runs on a TenantDb client (a transaction's, or readWith's for a read
+ * of one statement), so RLS binds it to the caller's tenant.
+ */
 @Injectable()
 export class DeploymentsRepository {
   /** Inserts the deployment and its first transition (→ CREATED). Null when the name is taken. */
@@ -59,12 +62,12 @@ export class DeploymentsRepository {
     return toDeployment(rows[0]);
   }
 
-  async find(client: PoolClient, id: string, { lock = false } = {}): Promise<Deployment | null> {
+  async find(client: SqlClient, id: string, { lock = false } = {}): Promise<Deployment | null> {
     const rows = await q<DeploymentRow>(client, 'find deployment', `SELECT ${DEPLOYMENT_COLUMNS} FROM deployments WHERE id = $1 ${lock ? 'FOR UPDATE' : ''}`, [id]);
     return rows.length ? toDeployment(rows[0]) : null;
   }
 
-  async list(client: PoolClient, limit: number, afterId: string | undefined, status: DeploymentStatus | undefined): Promise<Deployment[]> {
+  async list(client: SqlClient, limit: number, afterId: string | undefined, status: DeploymentStatus | undefined): Promise<Deployment[]> {
     const rows = await q<DeploymentRow>(
       client,
       'list deployments',
@@ -170,7 +173,7 @@ export class DeploymentsRepository {
   }
 }
 
-async function q<R extends object = object>(client: PoolClient, what: string, sql: string, params: unknown[]): Promise<R[]> {
+async function q<R extends object = object>(client: SqlClient, what: string, sql: string, params: unknown[]): Promise<R[]> {
   try {
     return (await client.query<R>(sql, params)).rows;
   } catch (err) {

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { WeirConfig } from '@weir/config';
-import type { PoolClient } from '@weir/db';
+import type { PoolClient, SqlClient } from '@weir/db';
 import { WEIR_CONFIG } from '../control-plane-options';
 import { toPage, type Page } from '../pagination/cursor';
 import type { InvalidParameter } from '../problems/problem-details';
@@ -73,11 +73,11 @@ export class DeploymentsService {
   }
 
   get(tenantId: string, id: string): Promise<Deployment> {
-    return this.db.run(tenantId, async (client) => this.mustFind(client, id));
+    return this.db.readWith(tenantId, (client) => this.mustFind(client, id));
   }
 
   async list(tenantId: string, limit: number, afterId: string | undefined, status: DeploymentStatus | undefined): Promise<Page<Deployment>> {
-    const rows = await this.db.run(tenantId, (client) => this.deployments.list(client, limit + 1, afterId, status));
+    const rows = await this.db.readWith(tenantId, (client) => this.deployments.list(client, limit + 1, afterId, status));
     return toPage(rows, limit, (d) => d.id);
   }
 
@@ -179,7 +179,7 @@ export class DeploymentsService {
     return slots;
   }
 
-  private async mustFind(client: PoolClient, id: string, lock = false): Promise<Deployment> {
+  private async mustFind(client: SqlClient, id: string, lock = false): Promise<Deployment> {
     const d = await this.deployments.find(client, id, { lock });
     if (!d) throw new NotFoundProblem('deployment', id);
     return d;

@@ -108,7 +108,7 @@ export class RuleAcksCollector implements OnApplicationBootstrap, OnApplicationS
 
   /** True once no rollout of the deployment has been open for IDLE_STOP_MS. */
   private async idle(w: Watch): Promise<boolean> {
-    const open = await this.db.run(w.tenantId, (c) => this.repo.openRollouts(c, w.deploymentId));
+    const open = await this.db.readWith(w.tenantId, (c) => this.repo.openRollouts(c, w.deploymentId));
     if (open.length) {
       w.idleSince = null;
       return false;

@@ -1,4 +1,4 @@
-import type { PoolClient } from '@weir/db';
+import type { SqlClient } from '@weir/db';
 import { tenantTopicPrefix } from '../deployments/topic-namespace';
 
 /** The logical topic names a deployment's config maps to the job's rules input and acks output. */
@@ -19,7 +19,7 @@ export interface RulesTarget {
  * already checked to lie under `t.<tenantId>.`), else `t.<tenantId>.<deploymentId>.rules` and so on. Null when the
  * deployment does not exist for this tenant (RLS).
  */
-export async function rulesTargetOf(client: PoolClient, tenantId: string, deploymentId: string): Promise<RulesTarget | null> {
+export async function rulesTargetOf(client: SqlClient, tenantId: string, deploymentId: string): Promise<RulesTarget | null> {
   const { rows } = await client.query<{ config: { topics?: Record<string, string> }; rules_schema: Record<string, unknown> | null }>(
     `SELECT d.config, b.manifest -> 'rulesSchema' AS rules_schema FROM deployments d JOIN bundles b ON b.id = d.bundle_id WHERE d.id = $1`,
     [deploymentId],

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import type { PoolClient } from '@weir/db';
+import type { PoolClient, SqlClient } from '@weir/db';
 import type { InputPosition, Rollout, RolloutAck, RolloutKind, RolloutPhase, RuleSetVersion } from './rule-set';
 
 interface VersionRow { deployment_id: string; version: number; document: { rules: Record<string, unknown>[] }; created_at: Date }
@@ -22,7 +22,10 @@ export interface NewRollout {
   readonly expectedRuleIds: readonly string[];
 }
 
-/** SQL of rule versions, rollouts and acks. Callers pass a client of a TenantDb transaction: RLS binds each statement. */
+/**
+ * SQL of rule versions, rollouts and acks. Callers pass a client of a TenantDb transaction (or of TenantDb.readWith,
+ * for a read of one statement): RLS binds each statement.
+ */
 @Injectable()
 export class RulesRepository {
   /** Serialises version numbering and rollouts of one deployment (the lock ends with the transaction). */
@@ -40,7 +43,7 @@ export class RulesRepository {
     return toVersion(rows[0]);
   }
 
-  async findVersion(client: PoolClient, deploymentId: string, version: number): Promise<RuleSetVersion | null> {
+  async findVersion(client: SqlClient, deploymentId: string, version: number): Promise<RuleSetVersion | null> {
     const { rows } = await client.query<VersionRow>(
       'SELECT deployment_id, version, document, created_at FROM rule_versions WHERE deployment_id = $1 AND version = $2',
       [deploymentId, version],
@@ -49,7 +52,7 @@ export class RulesRepository {
   }
 
   /** Versions in descending order (newest first), after `beforeVersion` when paging. */
-  async listVersions(client: PoolClient, deploymentId: string, limit: number, beforeVersion: number | undefined): Promise<RuleSetVersion[]> {
+  async listVersions(client: SqlClient, deploymentId: string, limit: number, beforeVersion: number | undefined): Promise<RuleSetVersion[]> {
     const { rows } = await client.query<VersionRow>(
       `SELECT deployment_id, version, document, created_at FROM rule_versions
        WHERE deployment_id = $1 AND ($3::integer IS NULL OR version < $3) ORDER BY version DESC LIMIT $2`,
@@ -107,7 +110,7 @@ export class RulesRepository {
     return rows.map(toRollout);
   }
 
-  async openRollouts(client: PoolClient, deploymentId: string): Promise<Rollout[]> {
+  async openRollouts(client: SqlClient, deploymentId: string): Promise<Rollout[]> {
     const { rows } = await client.query<RolloutRow>(
       `SELECT ${ROLLOUT_COLUMNS} FROM rule_rollouts WHERE deployment_id = $1 AND phase = 'ROLLING_OUT' ORDER BY publish_ts`,
       [deploymentId],

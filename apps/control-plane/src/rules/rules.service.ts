@@ -94,12 +94,12 @@ export class RulesService {
       throw new InvalidRequestProblem([{ in: 'query', name: 'cursor', reason: 'is not a cursor returned by this API' }]);
     }
     await this.target(tenantId, deploymentId);
-    const rows = await this.db.run(tenantId, (c) => this.repo.listVersions(c, deploymentId, limit + 1, beforeVersion));
+    const rows = await this.db.readWith(tenantId, (c) => this.repo.listVersions(c, deploymentId, limit + 1, beforeVersion));
     return toPage(rows, limit, (v) => String(v.version));
   }
 
   async get(tenantId: string, deploymentId: string, version: number): Promise<RuleSetVersion> {
-    const found = await this.db.run(tenantId, (c) => this.repo.findVersion(c, deploymentId, version));
+    const found = await this.db.readWith(tenantId, (c) => this.repo.findVersion(c, deploymentId, version));
     if (!found) throw new NotFoundProblem('rules version', `${deploymentId}/${version}`);
     return found;
   }
@@ -116,7 +116,7 @@ export class RulesService {
   }
 
   async target(tenantId: string, deploymentId: string): Promise<RulesTarget> {
-    const target = await this.db.run(tenantId, (c) => rulesTargetOf(c, tenantId, deploymentId));
+    const target = await this.db.readWith(tenantId, (c) => rulesTargetOf(c, tenantId, deploymentId));
     if (!target) throw new NotFoundProblem('deployment', deploymentId);
     return target;
   }

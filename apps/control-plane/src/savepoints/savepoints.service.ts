@@ -108,7 +108,7 @@ export class SavepointsService {
   }
 
   async list(tenantId: string, deploymentId: string): Promise<SavepointSummary[]> {
-    const deployment = await this.db.run(tenantId, (client) => this.mustFind(client, deploymentId));
+    const deployment = await this.db.readWith(tenantId, (client) => this.mustFind(client, deploymentId));
     const scope = scopeOf(deployment);
     const out: SavepointSummary[] = [];
     for (const ref of await this.store.list(scope)) {
@@ -119,7 +119,7 @@ export class SavepointsService {
 
   /** Deletes the savepoint's manifest; its files go at the next retention round unless something else needs them. */
   async dispose(tenantId: string, deploymentId: string, savepointId: string): Promise<void> {
-    const deployment = await this.db.run(tenantId, (client) => this.mustFind(client, deploymentId));
+    const deployment = await this.db.readWith(tenantId, (client) => this.mustFind(client, deploymentId));
     if (!(await this.store.dispose(scopeOf(deployment), savepointId))) throw new NotFoundProblem('Savepoint', savepointId);
   }
 

@@ -78,22 +78,25 @@ export class SlosRepository {
     });
   }
 
+  /** True when the tenant has this deployment (RLS: another tenant's reads as absent). */
+  async deploymentExists(tenantId: string, deploymentId: string): Promise<boolean> {
+    return (await this.db.read(tenantId, { text: 'SELECT 1 FROM deployments WHERE id = $1', values: [deploymentId] })).length !== 0;
+  }
+
   async events(tenantId: string, sloId: string, limit: number, afterId: string | undefined): Promise<SloEvent[]> {
-    return this.db.run(tenantId, async (client) => {
-      const { rows } = await client.query<{
-        id: string; slo_id: string; kind: SloEventKind; minute: Date; compliance: number; burn_rate: number;
-        burn_rate_5m: number | null; reason: string; at: Date;
-      }>(
-        // ORDER BY names the table's bigint column: a bare `id` would sort the text output column ("100" < "99").
-        `SELECT id::text, slo_id, kind, minute, compliance, burn_rate, burn_rate_5m, reason, at FROM slo_events
+    const rows = await this.db.read<{
+      id: string; slo_id: string; kind: SloEventKind; minute: Date; compliance: number; burn_rate: number;
+      burn_rate_5m: number | null; reason: string; at: Date;
+    }>(tenantId, {
+      // ORDER BY names the table's bigint column: a bare `id` would sort the text output column ("100" < "99").
+      text: `SELECT id::text, slo_id, kind, minute, compliance, burn_rate, burn_rate_5m, reason, at FROM slo_events
          WHERE slo_id = $1 AND ($3::bigint IS NULL OR id > $3) ORDER BY slo_events.id LIMIT $2`,
-        [sloId, limit, afterId ?? null],
-      );
-      return rows.map((r) => ({
-        id: r.id, sloId: r.slo_id, kind: r.kind, minute: r.minute, compliance: r.compliance, burnRate: r.burn_rate,
-        burnRate5m: r.burn_rate_5m, reason: r.reason, at: r.at,
-      }));
+      values: [sloId, limit, afterId ?? null],
     });
+    return rows.map((r) => ({
+      id: r.id, sloId: r.slo_id, kind: r.kind, minute: r.minute, compliance: r.compliance, burnRate: r.burn_rate,
+      burnRate5m: r.burn_rate_5m, reason: r.reason, at: r.at,
+    }));
   }
 
   /** Records a closed minute; false when it was already recorded (a late snapshot reopened it). */

@@ -11,10 +11,7 @@ export class SlosService {
   constructor(private readonly slos: SlosRepository) {}
 
   async create(tenantId: string, input: CreateSloInput): Promise<Slo> {
-    const exists = await this.slos.run(tenantId, async (client) =>
-      (await client.query('SELECT 1 FROM deployments WHERE id = $1', [input.deploymentId])).rowCount !== 0,
-    );
-    if (!exists) {
+    if (!(await this.slos.deploymentExists(tenantId, input.deploymentId))) {
       throw new InvalidRequestProblem([{ in: 'body', name: 'deploymentId', reason: `no deployment ${JSON.stringify(input.deploymentId)} exists` }]);
     }
     return this.slos.create(tenantId, input);

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import type { PoolClient } from '@weir/db';
+import type { PoolClient, SqlClient } from '@weir/db';
 import type { Scope } from './principal';
 import type { ApiKey } from './tenant';
 
@@ -15,7 +15,7 @@ interface ApiKeyRow {
 const COLUMNS = 'id, tenant_id, name, scope, created_at, revoked_at';
 
 /**
- * SQL of `api_keys`, inside TenantDb.run(tenantId). Every statement names the tenant as well: RLS is the backstop,
+ * SQL of `api_keys`, inside TenantDb.run(tenantId) (the list: TenantDb.readWith). Every statement names the tenant as well: RLS is the backstop,
  * not the filter. The secret hash is written here and read only by api_key_for_authentication.
  */
 @Injectable()
@@ -32,7 +32,7 @@ export class ApiKeysRepository {
   }
 
   /** Up to `limit` keys (revoked ones included, with revokedAt) in id order, after `afterId`. */
-  async list(client: PoolClient, tenantId: string, limit: number, afterId: string | undefined): Promise<ApiKey[]> {
+  async list(client: SqlClient, tenantId: string, limit: number, afterId: string | undefined): Promise<ApiKey[]> {
     const { rows } = await client.query<ApiKeyRow>(
       `SELECT ${COLUMNS} FROM api_keys WHERE tenant_id = $1 AND ($2::text IS NULL OR id > $2) ORDER BY id LIMIT $3`,
       [tenantId, afterId ?? null, limit],

@@ -43,7 +43,7 @@ export class ApiKeysService {
   }
 
   async list(tenantId: string, limit: number, afterId: string | undefined): Promise<Page<ApiKey>> {
-    const rows = await this.db.run(tenantId, (client) => this.keys.list(client, tenantId, limit + 1, afterId));
+    const rows = await this.db.readWith(tenantId, (client) => this.keys.list(client, tenantId, limit + 1, afterId));
     return toPage(rows, limit, (k) => k.id);
   }
 

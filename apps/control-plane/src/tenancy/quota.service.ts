@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import type { PoolClient } from '@weir/db';
+import type { PoolClient, SqlClient } from '@weir/db';
 import { NotFoundProblem } from '../problems/problem.exception';
 import { checkDeployQuota, type DeploymentUsage, type DeployRequest, type TenantQuotas } from './quotas';
 
@@ -11,12 +11,13 @@ interface QuotaRow {
 
 /**
  * Per-tenant quotas. Every method takes the client of a TenantDb.run transaction, so reads and the caller's writes
- * see the same snapshot and RLS binds them to the tenant.
+ * see the same snapshot and RLS binds them to the tenant; quotasOf alone may also run as a read of its own
+ * (TenantDb.readWith).
  */
 @Injectable()
 export class QuotaService {
   /** The tenant's quotas. */
-  async quotasOf(client: PoolClient, tenantId: string): Promise<TenantQuotas> {
+  async quotasOf(client: SqlClient, tenantId: string): Promise<TenantQuotas> {
     return this.read(client, tenantId, '');
   }
 
@@ -44,7 +45,7 @@ export class QuotaService {
     checkDeployQuota(quotas, await readUsage(client), request);
   }
 
-  private async read(client: PoolClient, tenantId: string, lock: '' | 'FOR NO KEY UPDATE'): Promise<TenantQuotas> {
+  private async read(client: SqlClient, tenantId: string, lock: '' | 'FOR NO KEY UPDATE'): Promise<TenantQuotas> {
     const { rows } = await client.query<QuotaRow>(
       `SELECT max_deployments, max_total_parallelism, max_bundle_bytes FROM tenants WHERE id = $1 ${lock}`,
       [tenantId],

@@ -1,5 +1,5 @@
 import { HttpException, Inject, Injectable } from '@nestjs/common';
-import { TenantReads, toDatabaseError, withTenant, type Pool, type PoolClient, type QueryConfig, type QueryResultRow } from '@weir/db';
+import { TenantReads, toDatabaseError, withTenant, type Pool, type PoolClient, type QueryConfig, type QueryResult, type QueryResultRow, type SqlClient } from '@weir/db';
 import { PG_POOL } from '../infrastructure/tokens';
 import { ProblemException } from '../problems/problem.exception';
 
@@ -31,11 +31,42 @@ export class TenantDb {
    * statements a `name` so Postgres plans them once per connection.
    */
   async read<R extends QueryResultRow>(tenantId: string, query: QueryConfig): Promise<R[]> {
+    return (await this.result<R>(tenantId, query)).rows;
+  }
+
+  /**
+   * `fn` on a client whose query is one `read`: for repository methods written against a client (they also run
+   * inside `run` transactions) that issue exactly one read-only statement. A second statement from `fn` would be a
+   * read of its own, outside the first one's snapshot, so it is refused (a bug, not the caller's input).
+   */
+  readWith<T>(tenantId: string, fn: (client: SqlClient) => Promise<T>): Promise<T> {
+    let used = false;
+    const client: SqlClient = {
+      query: <R extends QueryResultRow>(queryTextOrConfig: string | QueryConfig, values?: unknown[]) => {
+        if (used) return Promise.reject(new SecondStatementError());
+        used = true;
+        const query = typeof queryTextOrConfig === 'string' ? { text: queryTextOrConfig, values } : values ? { ...queryTextOrConfig, values } : queryTextOrConfig;
+        return this.result<R>(tenantId, query);
+      },
+    };
+    return fn(client);
+  }
+
+  private async result<R extends QueryResultRow>(tenantId: string, query: QueryConfig): Promise<QueryResult<R>> {
     try {
-      return (await this.reads.read<R>(tenantId, query)).rows;
+      return await this.reads.read<R>(tenantId, query);
     } catch (err) {
       throw isDriverError(err) ? toDatabaseError(err, `tenant ${tenantId} read`) : err;
     }
+  }
+}
+
+/** A function given to TenantDb.readWith issued more than one statement: it belongs in TenantDb.run. */
+export class SecondStatementError extends Error {
+  override readonly name = 'SecondStatementError';
+
+  constructor() {
+    super('TenantDb.readWith runs one statement; a function that needs more must use TenantDb.run');
   }
 }
 

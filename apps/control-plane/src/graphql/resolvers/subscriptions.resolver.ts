@@ -85,7 +85,7 @@ export class SubscriptionsResolver {
 
   /** Under the caller's RLS: another tenant's row is invisible, so it reads as NOT_FOUND. */
   private async mustExist(principal: Principal, sql: string, id: string, what: string): Promise<void> {
-    const found = await this.db.run(principal.tenantId, async (client) => (await client.query(sql, [id])).rowCount !== 0);
+    const found = (await this.db.read(principal.tenantId, { text: sql, values: [id] })).length !== 0;
     if (!found) throw new NotFoundProblem(what, id);
   }
 
