@@ -445,10 +445,7 @@ class JobInstance implements RunningJob {
   push(sourceId: string, records: readonly { value: unknown; timestamp?: number }[], subtask = 0): void {
     const input = this.memoryInput(sourceId, subtask);
     const now = this.clock.now();
-    void input.emit(
-      0,
-      records.map((r) => ({ value: r.value, sourceTimestamp: r.timestamp ?? now })),
-    );
+    void input.emit(0, { values: records.map((r) => r.value), timestamps: records.map((r) => r.timestamp ?? now) });
   }
 
   pushWatermark(sourceId: string, watermark: number, subtask = 0): void {

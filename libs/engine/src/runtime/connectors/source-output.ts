@@ -4,11 +4,16 @@ import type { InputQueue } from '../queue';
 import type { StreamRecord } from '../records';
 import { SourceWatermarks } from '../watermarks';
 
-export interface SourceInput {
-  readonly value: unknown;
+/**
+ * One partition's batch as parallel arrays (value i was read at timestamps[i], from raws[i]): a source hands over
+ * its batch without building an object per record.
+ */
+export interface SourceBatch {
+  readonly values: readonly unknown[];
   /** Kafka record timestamp / generator scheduled time, used when the spec has no timestamp assigner. */
-  readonly sourceTimestamp: number;
-  readonly raw?: Buffer;
+  readonly timestamps: readonly number[];
+  /** Kafka: each value's undecoded bytes (dead letters, byte-keyed routing). */
+  readonly raws?: readonly Buffer[];
 }
 
 /** Builds the keyed record of a source value (a keyBy fused with its source; see KeyByTerminal.route). */
@@ -37,8 +42,9 @@ export class SourceOutput {
   }
 
   /** Offers one partition's batch, then any watermark it allows. Resolves when the queue has room again. */
-  emit(partition: number, inputs: readonly SourceInput[], positions?: Readonly<Record<string, string>>): Promise<void> {
+  emit(partition: number, batch: SourceBatch, positions?: Readonly<Record<string, string>>): Promise<void> {
     const now = this.env.clock.now();
+    const { values, timestamps, raws } = batch;
     const assign = this.spec.timestamps;
     const router = this.router;
     const records: StreamRecord[] = [];
@@ -47,23 +53,25 @@ export class SourceOutput {
     // The batch's highest timestamp goes to the watermark tracker once per batch, not per record.
     let maxTimestamp = Number.NEGATIVE_INFINITY;
     let observed = false;
-    for (const input of inputs) {
-      let timestamp = input.sourceTimestamp;
+    for (let i = 0; i < values.length; i++) {
+      const value = values[i];
+      const raw = raws?.[i];
+      let timestamp = timestamps[i];
       if (assign) {
         try {
-          timestamp = assign(input.value, input.sourceTimestamp);
+          timestamp = assign(value, timestamp);
         } catch (err) {
-          this.deadLetter(input, err);
+          this.deadLetter({ value, raw, sourceTimestamp: timestamps[i] }, err);
           continue;
         }
       }
       observed = true;
       if (timestamp > maxTimestamp) maxTimestamp = timestamp;
       if (router === undefined) {
-        records.push({ value: input.value, timestamp, ingestMs: now, raw: input.raw });
+        records.push({ value, timestamp, ingestMs: now, raw });
         continue;
       }
-      const routed = router.route(input.value, timestamp, now, input.raw);
+      const routed = router.route(value, timestamp, now, raw);
       if (routed === undefined) unkeyed++;
       else records.push(routed);
     }

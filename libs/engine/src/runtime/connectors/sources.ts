@@ -1,6 +1,6 @@
 import type { ConsumedRecord, KafkaConnector, KafkaReader } from '@weir/kafka';
 import type { GeneratorSourceSpec, KafkaSourceSpec } from '../../sdk/connectors';
-import type { SourceOutput, SourceInput } from './source-output';
+import type { SourceOutput } from './source-output';
 
 /** A running source subtask: reads in batches and offers them to its subtask until stopped or exhausted. */
 export interface SourcePump {
@@ -164,17 +164,19 @@ export class GeneratorPump extends PumpBase implements SourcePump {
         this.bootstrap.caughtUp!();
       }
       if (!(await this.mayRead())) break;
-      const batch: SourceInput[] = [];
+      const values: unknown[] = [];
+      const timestamps: number[] = [];
       const now = this.now();
-      while (batch.length < BATCH && (spec.count === undefined || index < spec.count)) {
+      while (values.length < BATCH && (spec.count === undefined || index < spec.count)) {
         const scheduled = intervalMs > 0 ? start + index * intervalMs : now;
         if (scheduled > now) break;
-        batch.push({ value: spec.generate(index, random.at(index)), sourceTimestamp: Math.floor(scheduled) });
+        values.push(spec.generate(index, random.at(index)));
+        timestamps.push(Math.floor(scheduled));
         index += parallelism;
       }
       this.nextIndex = index;
-      if (batch.length > 0) {
-        await this.out.emit(0, batch);
+      if (values.length > 0) {
+        await this.out.emit(0, { values, timestamps });
         // The whole in-memory pipeline can run on microtasks alone; yield so timers and I/O (and stop()) get a turn.
         await new Promise<void>((resolve) => setImmediate(resolve));
       } else {
@@ -274,7 +276,7 @@ export class KafkaPump extends PumpBase implements SourcePump {
   }
 
   private async emitByPartition(records: readonly ConsumedRecord[]): Promise<void> {
-    const byPartition = new Map<number, SourceInput[]>();
+    const byPartition = new Map<number, { values: unknown[]; timestamps: number[]; raws: Buffer[] }>();
     const format = this.spec.format;
     // Per partition, the last record of the batch decides what a barrier after it stands for: one offset string
     // per partition and batch, not one BigInt and two strings per record.
@@ -289,18 +291,20 @@ export class KafkaPump extends PumpBase implements SourcePump {
         this.out.deadLetter({ raw, sourceTimestamp: r.timestamp }, err, 'decode');
         continue;
       }
-      let list = byPartition.get(r.partition);
-      if (!list) byPartition.set(r.partition, (list = []));
-      list.push({ value, sourceTimestamp: r.timestamp, raw });
+      let batch = byPartition.get(r.partition);
+      if (!batch) byPartition.set(r.partition, (batch = { values: [], timestamps: [], raws: [] }));
+      batch.values.push(value);
+      batch.timestamps.push(r.timestamp);
+      batch.raws.push(raw);
     }
     for (const [partition, r] of last) this.offered.set(`${r.topic}:${partition}`, String(BigInt(r.offset) + 1n));
     if (byPartition.size === 0) {
       this.out.flushDeadLettersOnly();
       return;
     }
-    for (const [partition, inputs] of byPartition) {
+    for (const [partition, batch] of byPartition) {
       const at = `${this.spec.topic}:${partition}`;
-      await this.out.emit(partition, inputs, { [at]: this.offered.get(at)! });
+      await this.out.emit(partition, batch, { [at]: this.offered.get(at)! });
     }
   }
 }
