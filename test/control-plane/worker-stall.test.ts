@@ -3,6 +3,8 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { WORKER_EVENTS_QUEUE, type WorkerEvent } from '@weir/protocol';
+import { Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WorkerLivenessSweeper } from '../../apps/control-plane/src/workers/worker-liveness.sweeper';
 import { spawnWorker } from './deployments/support';
@@ -25,33 +27,45 @@ const HEARTBEAT_MS = 200;
 const STALL_MS = 4_000;
 
 /**
- * The control plane's own stall is not a worker's silence: a live worker (its own process, heartbeating every
- * 200 ms) stays ALIVE through a 4 s stall of the control plane's event loop, after which its heartbeats are
- * applied late. Fails without the ObservationClock (the first sweep after the stall declares it LOST).
+ * What the control plane has not heard yet is not a worker's silence. A live worker (its own process, heartbeating
+ * every 200 ms) stays ALIVE through a 4 s stall of the control plane's event loop, after which its heartbeats are
+ * applied late (fails without the ObservationClock: the first sweep after the stall declares it LOST); and a worker
+ * whose heartbeat waits in the queue for longer than the timeout stays ALIVE (fails without PendingWorkerEvents).
  */
-describe('a stalled control plane', () => {
+describe('worker silence the control plane has not heard', () => {
   const config = testConfig({ WEIR_QUEUE_PREFIX: uniquePrefix(), WEIR_WORKER_HEARTBEAT_MS: String(HEARTBEAT_MS), WEIR_LOG_LEVEL: 'info' });
   const log = capturingLog();
   const workerId = `stall-${randomBytes(3).toString('hex')}`;
   let cp: RunningControlPlane;
   let home: string;
+  const queuedId = `queued-${randomBytes(3).toString('hex')}`;
   let worker: ChildProcess | undefined;
+  let events: Queue;
 
-  const getWorker = async () => {
-    const res = await fetch(`${cp.url}/v1/workers/${workerId}`, { headers: adminHeaders() });
+  const getWorker = async (id = workerId) => {
+    const res = await fetch(`${cp.url}/v1/workers/${id}`, { headers: adminHeaders() });
     return res.status === 200 ? await readJson<WorkerBody>(res) : undefined;
   };
+
+  /** Whether a sweep logged `id` as silent but spared. */
+  const spared = (id: string) =>
+    log
+      .lines()
+      .filter((l) => (l.msg as string).startsWith('silent workers not declared LOST yet'))
+      .some((l) => (l.workers as { id: string }[]).some((w) => w.id === id));
 
   beforeAll(async () => {
     home = await mkdtemp(join(tmpdir(), 'weir-stall-'));
     cp = await startControlPlane(config, { logDestination: log.destination, workerSweepIntervalMs: HEARTBEAT_MS });
     worker = spawnWorker(config, workerId, home, 1);
+    events = new Queue(WORKER_EVENTS_QUEUE, { connection: { url: config.WEIR_REDIS_URL }, prefix: config.WEIR_QUEUE_PREFIX });
   });
   afterAll(async () => {
     worker?.kill('SIGKILL');
+    await events?.close();
     await cp?.close();
     await deleteQueues(config);
-    await deleteWorkers(config, [workerId]);
+    await deleteWorkers(config, [workerId, queuedId]);
     await rm(home, { recursive: true, force: true });
   });
 
@@ -78,6 +92,23 @@ describe('a stalled control plane', () => {
     const lines = log.lines();
     expect(lines.filter((l) => (l.msg as string).startsWith('workers declared LOST:'))).toEqual([]);
     // The sweep did see the silence, and spared it.
-    expect(lines.some((l) => (l.msg as string).startsWith('silent workers not declared LOST yet'))).toBe(true);
+    expect(spared(workerId)).toBe(true);
+  });
+
+  it('does not declare a worker LOST while one of its events is still in the queue', { timeout: 60_000 }, async () => {
+    const descriptor = { workerId: queuedId, host: 'elsewhere', pid: 1, slots: 1, version: '0', startedAt: Date.now(), heartbeatMs: HEARTBEAT_MS };
+    const started: WorkerEvent = { v: 1, type: 'worker.started', worker: descriptor, seq: 0, sentAt: Date.now(), runningSubtasks: [] };
+    await events.add(started.type, started);
+    const alive = await eventually('the worker to be ALIVE', async () => ((await getWorker(queuedId))?.status === 'ALIVE' ? getWorker(queuedId) : undefined));
+    // Its next heartbeat waits in the queue (as one retried after a failed apply would) for longer than the timeout.
+    const beat: WorkerEvent = { v: 1, type: 'worker.heartbeat', worker: descriptor, seq: 1, sentAt: Date.now(), runningSubtasks: [] };
+    await events.add(beat.type, beat, { delay: STALL_MS });
+    const after = await eventually('the queued heartbeat applied', async () => {
+      const w = await getWorker(queuedId);
+      return w && w.lastSeenAt !== alive!.lastSeenAt ? w : undefined;
+    });
+    expect(after.status).toBe('ALIVE');
+    expect(after.statusChangedAt).toBe(alive!.statusChangedAt);
+    expect(spared(queuedId)).toBe(true);
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { LOST_FLOOR_MS, lostTimeoutMs, ObservationClock } from './observation-clock';
+import { LOST_FLOOR_MS, lostAmong, lostTimeoutMs, ObservationClock } from './observation-clock';
 
 /** A clock ticked every 100 ms from `from` to `until`, as the sweeper's timer does while the event loop is healthy. */
 function tickedUntil(until: number, clock = new ObservationClock(100), from = 0): ObservationClock {
@@ -57,5 +57,16 @@ describe('ObservationClock (LOST rule)', () => {
     expect(clock.observedMs(2_000, 2_000)).toBe(100);
     for (let t = 2_100; t <= 3_100; t += 100) clock.tick(t);
     expect(clock.observedMs(3_100, 3_100)).toBe(3_100);
+  });
+
+  it('never declares LOST a worker with an event pending in the queue, nor anyone when that is unknown', () => {
+    const clock = tickedUntil(10_000);
+    const silent = [
+      { id: 'queued', heartbeatMs: 200, silentMs: 5_000 },
+      { id: 'dead', heartbeatMs: 200, silentMs: 5_000 },
+      { id: 'recent', heartbeatMs: 2_000, silentMs: 5_000 },
+    ];
+    expect(lostAmong(silent, new Set(['queued']), clock, 10_000).map((w) => w.id)).toEqual(['dead']);
+    expect(lostAmong(silent, 'all', clock, 10_000)).toEqual([]);
   });
 });

@@ -12,6 +12,23 @@ export function lostTimeoutMs(heartbeatMs: number): number {
   return Math.max(LOST_AFTER_INTERVALS * heartbeatMs, LOST_FLOOR_MS);
 }
 
+/** An ALIVE worker silent for longer than its timeout, by the database's clock: a candidate for LOST. */
+export interface SilentWorker {
+  readonly id: string;
+  readonly heartbeatMs: number;
+  /** Since its last applied event, by the database's clock. */
+  readonly silentMs: number;
+}
+
+/**
+ * Of the silent workers, those LOST: not one with an event still pending in the queue (it spoke; the control plane
+ * has not heard it yet; 'all' when that cannot be known), and only for a silence this instance observed.
+ */
+export function lostAmong(silent: readonly SilentWorker[], pending: ReadonlySet<string> | 'all', clock: ObservationClock, now: number): SilentWorker[] {
+  if (pending === 'all') return [];
+  return silent.filter((w) => !pending.has(w.id) && clock.isLost(w.silentMs, w.heartbeatMs, now));
+}
+
 interface Span {
   /** When it ended (stall) or was noted (lag), on this process's clock. */
   readonly at: number;

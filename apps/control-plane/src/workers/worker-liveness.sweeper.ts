@@ -1,14 +1,16 @@
 import { Inject, Injectable, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import type { Logger } from 'pino';
 import { CONTROL_PLANE_OPTIONS, ROOT_LOGGER, type ControlPlaneOptions } from '../control-plane-options';
-import { ObservationClock } from './observation-clock';
+import { lostAmong, ObservationClock } from './observation-clock';
+import { PendingWorkerEvents } from './pending-worker-events';
 import { WorkerRegistry } from './worker-registry.service';
 
 /**
  * Periodically declares silent workers LOST. Every control-plane instance runs it; the UPDATE is idempotent, so
- * running it twice at once does no harm and needs no leader. A silence counts only as far as this instance could
- * observe it (ObservationClock): a sweep that runs late because the event loop stalled, or right after such a stall
- * while the heartbeats queued meanwhile are still being applied, spares the workers and leaves them to a later one.
+ * running it twice at once does no harm and needs no leader. A worker with an event still in the queue is not silent
+ * (PendingWorkerEvents), and a silence counts only as far as this instance could observe it (ObservationClock): a
+ * sweep that runs late because the event loop stalled, or right after such a stall while the heartbeats queued
+ * meanwhile are still being applied, spares the workers and leaves them to a later one.
  */
 @Injectable()
 export class WorkerLivenessSweeper implements OnApplicationBootstrap, OnModuleDestroy {
@@ -20,6 +22,7 @@ export class WorkerLivenessSweeper implements OnApplicationBootstrap, OnModuleDe
   constructor(
     private readonly registry: WorkerRegistry,
     private readonly clock: ObservationClock,
+    private readonly pending: PendingWorkerEvents,
     @Inject(CONTROL_PLANE_OPTIONS) options: ControlPlaneOptions,
     @Inject(ROOT_LOGGER) private readonly logger: Logger,
   ) {
@@ -46,7 +49,7 @@ export class WorkerLivenessSweeper implements OnApplicationBootstrap, OnModuleDe
     // A stall that delayed this very sweep counts before anyone is judged.
     this.clock.tick(Date.now());
     this.running ??= this.registry
-      .markLost((w) => this.clock.isLost(w.silentMs, w.heartbeatMs, Date.now()))
+      .markLost(async (silent) => lostAmong(silent, await this.pending.workerIds(), this.clock, Date.now()))
       .then(() => undefined)
       .catch((err: Error) => this.logger.warn({ err: { name: err.name, message: err.message } }, 'worker sweep failed'))
       .finally(() => {

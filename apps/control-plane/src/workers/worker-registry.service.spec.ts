@@ -43,7 +43,7 @@ describe('WorkerRegistry', () => {
 
   it('marks LOST only the silent workers the judge confirms', async () => {
     const { marked, registry: r } = registry();
-    expect(await r.markLost((w) => w.silentMs > 5_000)).toEqual(['w-dead']);
+    expect(await r.markLost(async (silent) => silent.filter((w) => w.silentMs > 5_000))).toEqual(['w-dead']);
     expect(marked).toEqual(['w-dead']);
   });
 

@@ -6,7 +6,8 @@ import { NotFoundProblem } from '../problems/problem.exception';
 import type { Page } from '../pagination/cursor';
 import { toPage } from '../pagination/cursor';
 import type { Worker, WorkerStatus } from './worker';
-import { WorkersRepository, type SilentWorker } from './workers.repository';
+import type { SilentWorker } from './observation-clock';
+import { WorkersRepository } from './workers.repository';
 
 /**
  * Heartbeats older than this are dropped unapplied: after a control-plane outage the queue holds a backlog, and
@@ -38,15 +39,16 @@ export class WorkerRegistry {
   }
 
   /**
-   * Declares LOST the workers silent beyond their timeout whose silence `isLost` confirms (it deducts what this
-   * instance could not observe); the others are left for a later sweep.
+   * Declares LOST the workers silent beyond their timeout that `judge` confirms (it deducts what this control plane
+   * could not observe); the others are left for a later sweep.
    */
-  async markLost(isLost: (worker: SilentWorker) => boolean): Promise<string[]> {
+  async markLost(judge: (silent: readonly SilentWorker[]) => Promise<readonly SilentWorker[]>): Promise<string[]> {
     const silent = await this.workers.silentWorkers();
-    const judged = silent.filter(isLost);
+    if (!silent.length) return [];
+    const judged = await judge(silent);
     if (judged.length < silent.length) {
       const spared = silent.filter((w) => !judged.includes(w)).map((w) => ({ id: w.id, silentMs: Math.round(w.silentMs) }));
-      this.logger.info({ workers: spared }, 'silent workers not declared LOST yet: part of their silence was this control plane\'s own stall or lag');
+      this.logger.info({ workers: spared }, 'silent workers not declared LOST yet: they have events pending, or part of their silence was this control plane\'s own stall or lag');
     }
     const lost = await this.workers.markLost(judged.map((w) => w.id));
     if (lost.length) this.logger.warn({ workerIds: lost }, 'workers declared LOST: no heartbeat for three intervals (3 s at least) that this control plane observed');

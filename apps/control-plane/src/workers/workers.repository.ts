@@ -4,7 +4,7 @@ import { toDatabaseError, type Pool } from '@weir/db';
 import type { WorkerEvent } from '@weir/protocol';
 import { WEIR_CONFIG } from '../control-plane-options';
 import { PG_POOL } from '../infrastructure/tokens';
-import { LOST_AFTER_INTERVALS, LOST_FLOOR_MS } from './observation-clock';
+import { LOST_AFTER_INTERVALS, LOST_FLOOR_MS, type SilentWorker } from './observation-clock';
 import type { Worker, WorkerStatus } from './worker';
 
 interface WorkerRow {
@@ -59,14 +59,6 @@ const MARK_LOST = `
 UPDATE workers SET status = 'LOST', status_changed_at = now()
 WHERE installation = $3 AND status = 'ALIVE' AND id = ANY($4::text[]) AND ${TIMED_OUT}
 RETURNING id`;
-
-/** An ALIVE worker silent for longer than its timeout. */
-export interface SilentWorker {
-  readonly id: string;
-  readonly heartbeatMs: number;
-  /** Since its last applied event, by the database's clock. */
-  readonly silentMs: number;
-}
 
 @Injectable()
 export class WorkersRepository {
