@@ -27,10 +27,10 @@ const HEARTBEAT_MS = 200;
 const STALL_MS = 4_000;
 
 /**
- * What the control plane has not heard yet is not a worker's silence. A live worker (its own process, heartbeating
- * every 200 ms) stays ALIVE through a 4 s stall of the control plane's event loop, after which its heartbeats are
- * applied late (fails without the ObservationClock: the first sweep after the stall declares it LOST); and a worker
- * whose heartbeat waits in the queue for longer than the timeout stays ALIVE (fails without PendingWorkerEvents).
+ * What the control plane has not applied yet is not a worker's silence (PendingWorkerEvents): a live worker (its own
+ * process, heartbeating every 200 ms) stays ALIVE through a 4 s stall of the control plane's event loop, its
+ * heartbeats waiting in the queue meanwhile; and a worker whose heartbeat is delayed in the queue for longer than the
+ * timeout (as a retried one is) stays ALIVE. Both fail without the pending check: LOST at the first sweep after 3 s.
  */
 describe('worker silence the control plane has not heard', () => {
   const config = testConfig({ WEIR_QUEUE_PREFIX: uniquePrefix(), WEIR_WORKER_HEARTBEAT_MS: String(HEARTBEAT_MS), WEIR_LOG_LEVEL: 'info' });
@@ -73,12 +73,15 @@ describe('worker silence the control plane has not heard', () => {
     const alive = await eventually('the worker to be ALIVE', async () => ((await getWorker())?.status === 'ALIVE' ? getWorker() : undefined), {
       timeoutMs: 60_000,
     });
+    const sweeper = cp.app.get(WorkerLivenessSweeper);
+    // No sweep in flight when the stall begins: one would answer the sweep below with what it read before the stall.
+    await sweeper.sweep();
     // Busy-wait: the control plane (in this process) neither reads heartbeats nor fires timers meanwhile.
     const until = Date.now() + STALL_MS;
     while (Date.now() < until) Math.sqrt(Math.random());
     // The first thing after the stall is a sweep (as its overdue timer would be), before the heartbeats queued
     // meanwhile can be applied: it reads the worker as silent for the whole stall.
-    const sweep = cp.app.get(WorkerLivenessSweeper).sweep();
+    const sweep = sweeper.sweep();
 
     const seen = Date.parse((await getWorker())!.lastSeenAt);
     const after = await eventually('heartbeats applied again', async () => {
@@ -89,10 +92,9 @@ describe('worker silence the control plane has not heard', () => {
     expect(after.status).toBe('ALIVE');
     // Never LOST in between: a LOST and back would have moved statusChangedAt.
     expect(after.statusChangedAt).toBe(alive!.statusChangedAt);
-    const lines = log.lines();
-    expect(lines.filter((l) => (l.msg as string).startsWith('workers declared LOST:'))).toEqual([]);
-    // The sweep did see the silence, and spared it.
-    expect(spared(workerId)).toBe(true);
+    expect(log.lines().filter((l) => (l.msg as string).startsWith('workers declared LOST:'))).toEqual([]);
+    // Whether that sweep spared it as pending or found its heartbeats applied by the time it marked is a race;
+    // either way it is not LOST (without the pending check it is).
   });
 
   it('does not declare a worker LOST while one of its events is still in the queue', { timeout: 60_000 }, async () => {

@@ -1,22 +1,18 @@
-import { hostname } from 'node:os';
 import { Inject, Injectable, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import { createWorkerEventConsumer, type WorkerEvent, type WorkerEventConsumer } from '@weir/protocol';
 import type { Logger } from 'pino';
 import { CONTROL_PLANE_OPTIONS, ROOT_LOGGER, type ControlPlaneOptions } from '../control-plane-options';
 import { MetricsIngestor } from '../metrics/metrics-ingestor';
-import { ObservationClock } from './observation-clock';
 import { WorkerRegistry } from './worker-registry.service';
 
 /** Feeds worker.* events from BullMQ into the registry, and heartbeats' metrics into the metrics path, while the app runs. */
 @Injectable()
 export class WorkerEventsListener implements OnApplicationBootstrap, OnModuleDestroy {
   private consumer: WorkerEventConsumer | undefined;
-  private readonly host = hostname();
 
   constructor(
     private readonly registry: WorkerRegistry,
     private readonly metrics: MetricsIngestor,
-    private readonly clock: ObservationClock,
     @Inject(CONTROL_PLANE_OPTIONS) private readonly options: ControlPlaneOptions,
     @Inject(ROOT_LOGGER) private readonly logger: Logger,
   ) {}
@@ -31,11 +27,6 @@ export class WorkerEventsListener implements OnApplicationBootstrap, OnModuleDes
   /** Both are idempotent, so a retry after either fails is harmless. */
   private async handle(event: WorkerEvent): Promise<void> {
     await Promise.all([this.registry.apply(event), this.metrics.ingest(event)]);
-    // Send to applied, on one clock only when the worker runs on this host: how late the LOST sweep may hear it.
-    if (event.worker.host === this.host) {
-      const now = Date.now();
-      this.clock.noteLag(now, now - event.sentAt);
-    }
   }
 
   async onModuleDestroy(): Promise<void> {

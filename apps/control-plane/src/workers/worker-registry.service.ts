@@ -6,7 +6,7 @@ import { NotFoundProblem } from '../problems/problem.exception';
 import type { Page } from '../pagination/cursor';
 import { toPage } from '../pagination/cursor';
 import type { Worker, WorkerStatus } from './worker';
-import type { SilentWorker } from './observation-clock';
+import type { SilentWorker } from './liveness-rule';
 import { WorkersRepository } from './workers.repository';
 
 /**
@@ -39,8 +39,8 @@ export class WorkerRegistry {
   }
 
   /**
-   * Declares LOST the workers silent beyond their timeout that `judge` confirms (it deducts what this control plane
-   * could not observe); the others are left for a later sweep.
+   * Declares LOST the workers silent beyond their timeout that `judge` confirms (it spares those with events still
+   * in the queue); the others are left for a later sweep.
    */
   async markLost(judge: (silent: readonly SilentWorker[]) => Promise<readonly SilentWorker[]>): Promise<string[]> {
     const silent = await this.workers.silentWorkers();
@@ -48,10 +48,10 @@ export class WorkerRegistry {
     const judged = await judge(silent);
     if (judged.length < silent.length) {
       const spared = silent.filter((w) => !judged.includes(w)).map((w) => ({ id: w.id, silentMs: Math.round(w.silentMs) }));
-      this.logger.info({ workers: spared }, 'silent workers not declared LOST yet: they have events pending, or part of their silence was this control plane\'s own stall or lag');
+      this.logger.info({ workers: spared }, 'silent workers not declared LOST yet: they have events the control plane has not applied yet');
     }
     const lost = await this.workers.markLost(judged.map((w) => w.id));
-    if (lost.length) this.logger.warn({ workerIds: lost }, 'workers declared LOST: no heartbeat for three intervals (3 s at least) that this control plane observed');
+    if (lost.length) this.logger.warn({ workerIds: lost }, 'workers declared LOST: no heartbeat for three intervals (3 s at least), none pending');
     return lost;
   }
 

@@ -4,7 +4,7 @@ import { toDatabaseError, type Pool } from '@weir/db';
 import type { WorkerEvent } from '@weir/protocol';
 import { WEIR_CONFIG } from '../control-plane-options';
 import { PG_POOL } from '../infrastructure/tokens';
-import { LOST_AFTER_INTERVALS, LOST_FLOOR_MS, type SilentWorker } from './observation-clock';
+import { LOST_AFTER_INTERVALS, LOST_FLOOR_MS, type SilentWorker } from './liveness-rule';
 import type { Worker, WorkerStatus } from './worker';
 
 interface WorkerRow {
