@@ -48,7 +48,7 @@ export class WorkerRegistry {
     const judged = await judge(silent);
     if (judged.length < silent.length) {
       const spared = silent.filter((w) => !judged.includes(w)).map((w) => ({ id: w.id, silentMs: Math.round(w.silentMs) }));
-      this.logger.info({ workers: spared }, 'silent workers not declared LOST yet: they have events the control plane has not applied yet');
+      this.logger.info({ workers: spared }, 'silent workers not declared LOST yet: they have events not applied yet (or the queue could not be read)');
     }
     const lost = await this.workers.markLost(judged.map((w) => w.id));
     if (lost.length) this.logger.warn({ workerIds: lost }, 'workers declared LOST: no heartbeat for three intervals (3 s at least), none pending');
