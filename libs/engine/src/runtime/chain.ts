@@ -6,7 +6,7 @@
 import { keyGroupOfKey, type KeyValue } from '../keygroups';
 import type { SinkWriter } from './connectors/sink-writers';
 import type { BroadcastSender, KeyedSender } from './exchange/exchange';
-import { encodeForDeadLetter, errorMessage, type ChainEnvLike } from './ports';
+import { sendToDeadLetters, type ChainEnvLike } from './ports';
 import { type KeyedRecord, RoutedRecord, type StreamRecord } from './records';
 
 export interface ChainNode {
@@ -51,16 +51,7 @@ export class StatelessNode implements ChainNode {
         try {
           out.push(...this.run([record]));
         } catch (err) {
-          this.env.deadLetters.add({
-            tenantId: this.env.tenantId,
-            jobId: this.env.jobId,
-            operatorId: this.operatorId,
-            subtask: this.env.subtask,
-            reason: 'user-function',
-            error: errorMessage(err),
-            payload: encodeForDeadLetter(record.value, record.raw),
-            timestamp: record.timestamp,
-          });
+          sendToDeadLetters(this.env, { operatorId: this.operatorId, reason: 'user-function', error: err }, record.value, record.raw, record.timestamp);
         }
       }
     }
@@ -186,16 +177,7 @@ export class KeyByTerminal implements ChainNode, ChainTerminal {
       const key = this.selector(value);
       return new RoutedRecord(value, timestamp, ingestMs, raw, key, keyGroupOfKey(key, this.maxParallelism));
     } catch (err) {
-      this.env.deadLetters.add({
-        tenantId: this.env.tenantId,
-        jobId: this.env.jobId,
-        operatorId: this.operatorId,
-        subtask: this.env.subtask,
-        reason: 'key',
-        error: errorMessage(err),
-        payload: encodeForDeadLetter(value, raw),
-        timestamp,
-      });
+      sendToDeadLetters(this.env, { operatorId: this.operatorId, reason: 'key', error: err }, value, raw, timestamp);
       return undefined;
     }
   }

@@ -56,3 +56,24 @@ export interface ChainEnvLike {
   readonly deadLetters: DeadLetterQueue;
   readonly metrics: SubtaskMetricsRecorder;
 }
+
+/** What failed, where: a record's dead letter, with the subtask's identity from `env`. */
+export interface DeadLetterCause {
+  readonly operatorId: string;
+  readonly reason: DeadLetter['reason'];
+  readonly error: unknown;
+}
+
+/** Sends one record to the job's dead letters: its original bytes (or its value as JSON) and why. */
+export function sendToDeadLetters(env: ChainEnvLike, cause: DeadLetterCause, value: unknown, raw: Buffer | undefined, timestamp: number): void {
+  env.deadLetters.add({
+    tenantId: env.tenantId,
+    jobId: env.jobId,
+    operatorId: cause.operatorId,
+    subtask: env.subtask,
+    reason: cause.reason,
+    error: errorMessage(cause.error),
+    payload: encodeForDeadLetter(value, raw),
+    timestamp,
+  });
+}

@@ -1,5 +1,5 @@
 import type { EventTimeOptions } from '../../sdk/connectors';
-import { encodeForDeadLetter, errorMessage, type ChainEnvLike } from '../ports';
+import { sendToDeadLetters, type ChainEnvLike } from '../ports';
 import type { InputQueue } from '../queue';
 import type { StreamRecord } from '../records';
 import { SourceWatermarks } from '../watermarks';
@@ -109,15 +109,6 @@ export class SourceOutput {
   }
 
   deadLetter(input: { value?: unknown; raw?: Buffer; sourceTimestamp: number }, err: unknown, reason: 'decode' | 'user-function' = 'user-function'): void {
-    this.env.deadLetters.add({
-      tenantId: this.env.tenantId,
-      jobId: this.env.jobId,
-      operatorId: this.operatorId,
-      subtask: this.env.subtask,
-      reason,
-      error: errorMessage(err),
-      payload: encodeForDeadLetter(input.value, input.raw),
-      timestamp: input.sourceTimestamp,
-    });
+    sendToDeadLetters(this.env, { operatorId: this.operatorId, reason, error: err }, input.value, input.raw, input.sourceTimestamp);
   }
 }

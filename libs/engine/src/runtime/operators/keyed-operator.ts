@@ -4,7 +4,7 @@ import type { Collector, KeyedContext, OperatorInfo, OutputTag, TimeDomain, Time
 import type { AnyStateDescriptor, ListState, MapState, ValueState } from '../../sdk/state';
 import type { ChainEnv } from '../chain';
 import { KeyedStateAccess } from '../keyed-state';
-import { encodeForDeadLetter, errorMessage } from '../ports';
+import { sendToDeadLetters } from '../ports';
 import { type KeyedRecord, MIN_WATERMARK, type StreamRecord } from '../records';
 import { type DueTimer, TimerStore } from '../timers';
 
@@ -306,16 +306,7 @@ export abstract class KeyedOperator {
   }
 
   protected deadLetter(value: unknown, raw: Buffer | undefined, timestamp: number, err: unknown): void {
-    this.env.deadLetters.add({
-      tenantId: this.env.tenantId,
-      jobId: this.env.jobId,
-      operatorId: this.env.operatorId,
-      subtask: this.env.subtask,
-      reason: 'user-function',
-      error: errorMessage(err),
-      payload: encodeForDeadLetter(value, raw),
-      timestamp,
-    });
+    sendToDeadLetters(this.env, { operatorId: this.env.operatorId, reason: 'user-function', error: err }, value, raw, timestamp);
   }
 
   protected drain(): void {
