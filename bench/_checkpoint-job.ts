@@ -1,7 +1,9 @@
 /**
  * The job half of `npm run bench -- checkpoint`: a real job host (child process, as the worker runs it) with
- * checkpoints on S3, Kafka in and out, driven at a fixed rate by a generator that knows each record's scheduled
- * time (latency is measured from the schedule, so a stall shows up instead of hiding). Measures end-to-end p50/p99
+ * checkpoints on S3, Kafka in and out. First its capacity: records produced ahead into its input, read and
+ * answered as fast as it can (exactly-once, checkpointing as in the measured runs); then it is driven at a fixed
+ * share of that (70% by default, or a given rate) by a generator that knows each record's scheduled time (latency
+ * is measured from the schedule, so a stall shows up instead of hiding). Measures end-to-end p50/p99
  * with at-least-once and exactly-once sinks (read_committed), then, after the measured window, SIGKILLs the
  * exactly-once job host and restarts it from its latest checkpoint: recovery is from the kill to the first committed
  * result past those visible before it. The restart is immediate: failure detection (worker heartbeats) is not in it.
@@ -16,6 +18,10 @@ import { inputRecords, removeJobData, startJobHost, tempDir, writeBundle } from 
 
 export interface JobFigures {
   readonly rate: number;
+  /** Records/s the job sustained on a backlog (null when a fixed rate was given). */
+  readonly capacity_rps: number | null;
+  /** rate ÷ capacity. */
+  readonly load_pct: number | null;
   readonly checkpoint_interval_ms: number;
   readonly alo_p50_ms: number;
   readonly alo_p99_ms: number;
@@ -35,17 +41,27 @@ const RECOVERY_TAIL_S = 10;
 
 type Delivery = 'exactly-once' | 'at-least-once';
 
-export async function measureJob(options: { rate: number; warmupS: number; measureS: number }): Promise<JobFigures> {
+/** `rate` in records/s, or `load`: that share of the capacity measured first. */
+export type JobLoad = { readonly rate: number } | { readonly load: number };
+
+const CAPACITY_RECORDS = 100_000;
+
+export async function measureJob(load: JobLoad, window: { warmupS: number; measureS: number }): Promise<JobFigures> {
   const kafka = createKafkaConnector({ brokers: (process.env.WEIR_KAFKA_BROKERS ?? '127.0.0.1:9092').split(','), clientId: 'weir-bench' });
   const dir = await tempDir();
   const run = randomBytes(4).toString('hex');
   const tenantId = `benchcp${run}`;
   const cleanups: (() => Promise<void>)[] = [];
   try {
-    const alo = await latencyRun(kafka, dir, tenantId, `alo${run}`, 'at-least-once', options, cleanups, false);
-    const eos = await latencyRun(kafka, dir, tenantId, `eos${run}`, 'exactly-once', options, cleanups, true);
+    const capacity = 'rate' in load ? null : await capacityRun(await jobHarness(kafka, dir, tenantId, `cap${run}`, 'exactly-once', cleanups));
+    const rate = capacity === null ? (load as { rate: number }).rate : Math.max(1, Math.round(capacity * (load as { load: number }).load));
+    const options = { rate, ...window };
+    const alo = await latencyRun(kafka, await jobHarness(kafka, dir, tenantId, `alo${run}`, 'at-least-once', cleanups), options, cleanups, false);
+    const eos = await latencyRun(kafka, await jobHarness(kafka, dir, tenantId, `eos${run}`, 'exactly-once', cleanups), options, cleanups, true);
     return {
-      rate: options.rate,
+      rate,
+      capacity_rps: capacity === null ? null : Math.round(capacity),
+      load_pct: capacity === null ? null : Math.round((rate / capacity) * 100),
       checkpoint_interval_ms: INTERVAL_MS,
       alo_p50_ms: alo.p50,
       alo_p99_ms: alo.p99,
@@ -62,16 +78,17 @@ export async function measureJob(options: { rate: number; warmupS: number; measu
   }
 }
 
-async function latencyRun(
-  kafka: KafkaConnector,
-  dir: string,
-  tenantId: string,
-  jobId: string,
-  delivery: Delivery,
-  options: { rate: number; warmupS: number; measureS: number },
-  cleanups: (() => Promise<void>)[],
-  kill: boolean,
-): Promise<{ p50: number; p99: number; recoveryMs?: number; checkpoints: ReturnType<typeof build> }> {
+interface JobHarness {
+  readonly jobId: string;
+  readonly input: string;
+  readonly output: string;
+  readonly hosts: JobProcess[];
+  /** Incarnation 0 starts fresh, later ones restore the latest checkpoint. */
+  start(incarnation: number): Promise<JobProcess>;
+}
+
+/** The totals job's topics and bundle, and a way to start its job host; all removed by `cleanups`. */
+async function jobHarness(kafka: KafkaConnector, dir: string, tenantId: string, jobId: string, delivery: Delivery, cleanups: (() => Promise<void>)[]): Promise<JobHarness> {
   const input = `t.${tenantId}.${jobId}.in`;
   const output = `t.${tenantId}.${jobId}.out`;
   const admin = kafka.admin();
@@ -85,22 +102,68 @@ async function latencyRun(
   const bundlePath = await writeBundle(dir, input, output);
   const hosts: JobProcess[] = [];
   cleanups.push(async () => hosts.forEach((h) => h.kill()));
-  const start = async (incarnation: number): Promise<JobProcess> => {
-    const host = startJobHost({
-      tenantId,
-      jobId,
-      bundlePath,
-      parallelism: { in: PARTITIONS, totals: PARTITIONS },
-      maxParallelism: 32,
-      stateDir: join(dir, `${jobId}-state-${incarnation}`),
-      deadLetterTopic: `weir.${tenantId}.${jobId}.dead-letters`,
-      checkpointing: { intervalMs: INTERVAL_MS, retain: 3, delivery },
-      ...(incarnation > 0 ? { restoreFrom: { snapshotId: 'latest', location: `tenants/${tenantId}/jobs/${jobId}/` } } : {}),
-    });
-    hosts.push(host);
-    await host.run();
-    return host;
+  return {
+    jobId,
+    input,
+    output,
+    hosts,
+    async start(incarnation) {
+      const host = startJobHost({
+        tenantId,
+        jobId,
+        bundlePath,
+        parallelism: { in: PARTITIONS, totals: PARTITIONS },
+        maxParallelism: 32,
+        stateDir: join(dir, `${jobId}-state-${incarnation}`),
+        deadLetterTopic: `weir.${tenantId}.${jobId}.dead-letters`,
+        checkpointing: { intervalMs: INTERVAL_MS, retain: 3, delivery },
+        ...(incarnation > 0 ? { restoreFrom: { snapshotId: 'latest', location: `tenants/${tenantId}/jobs/${jobId}/` } } : {}),
+      });
+      hosts.push(host);
+      await host.run();
+      return host;
+    },
   };
+}
+
+/**
+ * Capacity: CAPACITY_RECORDS produced into the input before the job host starts, then the time from its start to
+ * the last result read (read_committed: exactly-once results count when their checkpoint commits them).
+ */
+async function capacityRun(job: JobHarness): Promise<number> {
+  const kafka = createKafkaConnector({ brokers: (process.env.WEIR_KAFKA_BROKERS ?? '127.0.0.1:9092').split(','), clientId: 'weir-bench-capacity' });
+  const writer = kafka.writer({ writerId: `bench-cp-cap-${job.jobId}` });
+  await writer.start();
+  for (let from = 0; from < CAPACITY_RECORDS; from += 5_000) await writer.send(inputRecords(job.input, from, Math.min(CAPACITY_RECORDS, from + 5_000), PARTITIONS));
+  await writer.close();
+  const reader = kafka.reader({
+    readerId: `bench-cp-cap-out-${job.jobId}`,
+    assignments: Array.from({ length: PARTITIONS }, (_, partition) => ({ topic: job.output, partition, offset: 'earliest' })),
+  });
+  await reader.start();
+  try {
+    const started = Date.now();
+    const host = await job.start(0);
+    let read = 0;
+    const deadline = started + 180_000;
+    while (read < CAPACITY_RECORDS && Date.now() < deadline) read += (await reader.poll(5_000, 100)).length;
+    const elapsedS = (Date.now() - started) / 1000;
+    await host.stop();
+    if (read < CAPACITY_RECORDS) throw new Error(`capacity run: ${read} of ${CAPACITY_RECORDS} results within 180 s`);
+    return CAPACITY_RECORDS / elapsedS;
+  } finally {
+    await reader.close();
+  }
+}
+
+async function latencyRun(
+  kafka: KafkaConnector,
+  job: JobHarness,
+  options: { rate: number; warmupS: number; measureS: number },
+  cleanups: (() => Promise<void>)[],
+  kill: boolean,
+): Promise<{ p50: number; p99: number; recoveryMs?: number; checkpoints: ReturnType<typeof build> }> {
+  const { jobId, input, output, start } = job;
   let host = await start(0);
 
   const writer = kafka.writer({ writerId: `bench-cp-in-${jobId}` });
@@ -179,7 +242,7 @@ async function latencyRun(
   }
   await readUntil(() => seen.size >= total, (options.warmupS + options.measureS + RECOVERY_TAIL_S) * 1000 + 60_000);
   clearInterval(ticker);
-  if (seen.size < total) throw new Error(`${delivery}: ${seen.size} of ${total} results arrived`);
+  if (seen.size < total) throw new Error(`${jobId}: ${seen.size} of ${total} results arrived`);
   await host.stop();
   return { p50: histogram.getValueAtPercentile(50), p99: histogram.getValueAtPercentile(99), recoveryMs, checkpoints };
 }
