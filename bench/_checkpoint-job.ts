@@ -11,7 +11,7 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { build } from 'hdr-histogram-js';
-import { sinkCommitsTopic } from '@weir/engine';
+import { deadLetterTopic, sinkCommitsTopic, tenantTopicPrefix } from '@weir/engine';
 import { createKafkaConnector, type KafkaConnector, type KafkaReader } from '@weir/kafka';
 import type { JobProcess } from '../apps/worker/src/jobs/job-process';
 import { inputRecords, removeJobData, startJobHost, tempDir, writeBundle } from '../test/chaos/support';
@@ -89,14 +89,14 @@ interface JobHarness {
 
 /** The totals job's topics and bundle, and a way to start its job host; all removed by `cleanups`. */
 async function jobHarness(kafka: KafkaConnector, dir: string, tenantId: string, jobId: string, delivery: Delivery, cleanups: (() => Promise<void>)[]): Promise<JobHarness> {
-  const input = `t.${tenantId}.${jobId}.in`;
-  const output = `t.${tenantId}.${jobId}.out`;
+  const input = `${tenantTopicPrefix(tenantId)}${jobId}.in`;
+  const output = `${tenantTopicPrefix(tenantId)}${jobId}.out`;
   const admin = kafka.admin();
   await admin.ensureTopics([{ topic: input, partitions: PARTITIONS }, { topic: output, partitions: PARTITIONS }]);
   await admin.close();
   cleanups.push(async () => {
     const a = kafka.admin();
-    await a.deleteTopics([input, output, sinkCommitsTopic(tenantId, jobId), `weir.${tenantId}.${jobId}.dead-letters`]).catch(() => undefined);
+    await a.deleteTopics([input, output, sinkCommitsTopic(tenantId, jobId), deadLetterTopic(tenantId, jobId)]).catch(() => undefined);
     await a.close();
   });
   const bundlePath = await writeBundle(dir, input, output);
@@ -115,7 +115,7 @@ async function jobHarness(kafka: KafkaConnector, dir: string, tenantId: string, 
         parallelism: { in: PARTITIONS, totals: PARTITIONS },
         maxParallelism: 32,
         stateDir: join(dir, `${jobId}-state-${incarnation}`),
-        deadLetterTopic: `weir.${tenantId}.${jobId}.dead-letters`,
+        deadLetterTopic: deadLetterTopic(tenantId, jobId),
         checkpointing: { intervalMs: INTERVAL_MS, retain: 3, delivery },
         ...(incarnation > 0 ? { restoreFrom: { snapshotId: 'latest', location: `tenants/${tenantId}/jobs/${jobId}/` } } : {}),
       });

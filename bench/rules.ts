@@ -14,6 +14,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { deadLetterTopic, tenantTopicPrefix } from '@weir/engine';
 import { produceTransactions } from '../apps/cli/src/generate/produce-transactions';
 import type { Alert } from '../examples/fraud-detection';
 import { api, deleteTopics, ensureTopics, startWorker, waitForStatus } from '../test/control-plane/deployments/support';
@@ -44,7 +45,7 @@ async function main(): Promise<void> {
   const config = testConfig({ WEIR_QUEUE_PREFIX: uniquePrefix(), WEIR_WORKER_HEARTBEAT_MS: '1000', WEIR_LOG_LEVEL: 'warn' });
   const home = await mkdtemp(join(tmpdir(), 'weir-bench-rules-'));
   const tenant = await createTestTenant(config);
-  const p = `t.${tenant.tenantId}.${run}.`;
+  const p = `${tenantTopicPrefix(tenant.tenantId)}${run}.`;
   const topics = {
     transactionsTopic: `${p}transactions`, rulesTopic: `${p}rules`, alertsTopic: `${p}alerts`, shadowAlertsTopic: `${p}shadow-alerts`, ruleAcksTopic: `${p}rule-acks`,
   };
@@ -168,7 +169,7 @@ async function main(): Promise<void> {
     await cp.close();
     await tenant.cleanup();
     await deleteWorkers(config, [workerId]);
-    await deleteTopics(kafka, [...Object.values(topics), `weir.${tenant.tenantId}.${deploymentId}.dead-letters`]);
+    await deleteTopics(kafka, [...Object.values(topics), deadLetterTopic(tenant.tenantId, deploymentId)]);
     await deleteQueues(config);
     await rm(home, { recursive: true, force: true });
   }

@@ -22,6 +22,7 @@ import {
   type SinkSpec,
   type SourceSpec,
   type StreamBuilder,
+  tenantTopicPrefix,
 } from '@weir/engine';
 import { type RuleLimits, rulesSchemaFor } from '@weir/rules';
 import type { Alert, RuleAck, RuledTransaction } from './messages';
@@ -75,7 +76,7 @@ export interface FraudJobTopics {
 
 /** A tenant's topics, under the platform's `t.<tenantId>.` prefix. */
 export function tenantFraudTopics(tenantId: string): FraudJobTopics {
-  const prefix = `t.${tenantId}.`;
+  const prefix = tenantTopicPrefix(tenantId);
   return {
     transactionsTopic: `${prefix}transactions`,
     rulesTopic: `${prefix}rules`,

@@ -11,7 +11,7 @@ import { join, resolve } from 'node:path';
 import { buildBundle } from '@weir/bundle';
 import { loadConfig } from '@weir/config';
 import { TransactionStream } from '@weir/datagen';
-import { encodeKey, keyGroupFor } from '@weir/engine';
+import { deadLetterTopic, encodeKey, keyGroupFor } from '@weir/engine';
 import { createKafkaConnector } from '@weir/kafka';
 import fraudJob, { fraudJobConfig, fraudRulesSchema, OPERATOR_IDS, tenantFraudTopics } from '../../examples/fraud-detection/job';
 import { collectAlerts, readAcks, readOffsets } from './demo-topics';
@@ -113,7 +113,7 @@ async function main(): Promise<void> {
     const deployment = await client.request<{ id: string }>('POST', '/v1/deployments', {
       name: 'fraud-detection', bundle: { name: 'fraud-detection', version: '1.0.0' }, parallelism: { default: PARALLELISM }, config: deployConfig,
     }, 201);
-    topics.push(`weir.${tenant.id}.${deployment.id}.dead-letters`);
+    topics.push(deadLetterTopic(tenant.id, deployment.id));
     cancel = async () => {
       await client.request('PATCH', `/v1/deployments/${deployment.id}`, { desiredState: 'CANCELLED' }).catch(() => undefined);
     };

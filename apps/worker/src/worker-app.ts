@@ -2,6 +2,7 @@ import type { Server } from 'node:http';
 import { join, resolve } from 'node:path';
 import type { Logger } from 'pino';
 import { createBlobStore, type BlobStore } from '@weir/blob';
+import { deadLetterTopic } from '@weir/engine';
 import type { WeirConfig } from '@weir/config';
 import {
   createCommandConsumer,
@@ -36,7 +37,7 @@ export class WorkerApp {
     this.supervisor = new JobSupervisor({
       bundles: new BundleCache(this.blobs, join(home, 'worker', config.WEIR_WORKER_ID, 'bundles')),
       stateRoot: join(home, 'worker', config.WEIR_WORKER_ID, 'state'),
-      deadLetterTopic: (tenantId, jobId) => `weir.${tenantId}.${jobId}.dead-letters`,
+      deadLetterTopic,
     });
     this.reporter = createWorkerReporter(
       config,

@@ -1,9 +1,5 @@
+import { tenantTopicPrefix } from '@weir/engine';
 import type { InvalidParameter } from '../problems/problem-details';
-
-/** Every Kafka topic a tenant's job touches lives under this prefix. */
-export function tenantTopicPrefix(tenantId: string): string {
-  return `t.${tenantId}.`;
-}
 
 /** Topics named in a deployment's config that fall outside the tenant's namespace, as 400 entries. */
 export function configTopicViolations(tenantId: string, topics: Readonly<Record<string, string>> | undefined): InvalidParameter[] {

@@ -1,5 +1,5 @@
 import type { SqlClient } from '@weir/db';
-import { tenantTopicPrefix } from '../deployments/topic-namespace';
+import { tenantTopicPrefix } from '@weir/engine';
 
 /** The logical topic names a deployment's config maps to the job's rules input and acks output. */
 export const RULES_TOPIC_NAME = 'rules';

@@ -5,17 +5,11 @@
  * (dead letters, exchanges, sink commit markers). Another tenant's topics, another job's internal topics and
  * un-namespaced topics are refused with the topic and the prefixes it should have had.
  */
-import type { JobDefinition } from '@weir/engine';
+import { jobInternalTopicPrefix, tenantTopicPrefix, type JobDefinition } from '@weir/engine';
 
 export class TopicNamespaceError extends Error {
   override readonly name = 'TopicNamespaceError';
 }
-
-/** The tenant's own topics (the control plane checks deployment configs against the same prefix). */
-export const tenantTopicPrefix = (tenantId: string): string => `t.${tenantId}.`;
-
-/** The topics the engine creates for one job (exchanges, sink commits, dead letters). */
-export const jobInternalTopicPrefix = (tenantId: string, jobId: string): string => `weir.${tenantId}.${jobId}.`;
 
 interface TopicUse {
   readonly what: string;

@@ -14,6 +14,7 @@ export type { CollectedRecord } from './connectors/sink-writers';
 export { ExchangeError, type KeyGroupMove } from './exchange/exchange';
 export { UndeclaredStateError } from './keyed-state';
 export { exchangeTopic } from './exchange/kafka-exchange';
+export { deadLetterTopic, jobInternalTopicPrefix, tenantTopicPrefix } from './topic-names';
 export {
   commitMarkerKey,
   commitSinkEpoch,

@@ -1,5 +1,6 @@
 import type { KafkaConnector, KafkaWriter, ProducedRecord } from '@weir/kafka';
 import type { KafkaSinkSpec } from '../../sdk/connectors';
+import { jobInternalTopicPrefix } from '../topic-names';
 import type { StreamRecord } from '../records';
 import type { SinkWriter } from './sink-writers';
 
@@ -33,7 +34,7 @@ export function sinkTransactionalId(id: SinkIdentity): string {
 
 /** The compacted topic holding, per sink subtask, the last epoch whose transaction committed. */
 export function sinkCommitsTopic(tenantId: string, jobId: string): string {
-  return `weir.${tenantId}.${jobId}.sink-commits`;
+  return `${jobInternalTopicPrefix(tenantId, jobId)}sink-commits`;
 }
 
 export const commitMarkerKey = (sinkId: string, subtask: number): string => `${sinkId}/${subtask}`;

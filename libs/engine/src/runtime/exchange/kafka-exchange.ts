@@ -15,6 +15,7 @@ import { WriteBehind } from '../connectors/write-behind';
 import type { InputQueue } from '../queue';
 import { type KeyedRecord, MIN_WATERMARK, type StreamRecord } from '../records';
 import { type BroadcastSender, ExchangeError, type KeyedSender } from './exchange';
+import { jobInternalTopicPrefix } from '../topic-names';
 
 const DATA = 0;
 const WATERMARK = 1;
@@ -27,7 +28,7 @@ const BROADCAST_END = 5;
 const WATERMARK_INTERVAL_MS = 100;
 
 export function exchangeTopic(tenantId: string, jobId: string, operatorId: string): string {
-  return `weir.${tenantId}.${jobId}.${operatorId}.exchange`.replace(/[^A-Za-z0-9._-]/g, '_');
+  return `${jobInternalTopicPrefix(tenantId, jobId)}${operatorId}.exchange`.replace(/[^A-Za-z0-9._-]/g, '_');
 }
 
 /**
