@@ -15,11 +15,11 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { Session } from 'node:inspector/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { memorySink, memorySource, runJob } from '@weir/engine';
+import { runJob } from '@weir/engine';
 import { TransactionStream } from '@weir/datagen';
 import type { Rule } from '@weir/rules';
 import { createStateBackend } from '@weir/state';
-import { type Alert, defineFraudJob, OPERATOR_IDS, type Transaction } from '../examples/fraud-detection';
+import { type Alert, buildInMemoryFraudJob, OPERATOR_IDS } from '../examples/fraud-detection';
 
 const arg = (name: string, fallback: string) => {
   const at = process.argv.indexOf(`--${name}`);
@@ -54,16 +54,7 @@ async function main(): Promise<void> {
   });
   const txs = Array.from({ length: COUNT }, (_, i) => stream.at(i));
   const dir = await mkdtemp(join(tmpdir(), 'weir-profile-fraud-'));
-  const job = defineFraudJob(
-    {
-      transactions: memorySource<Transaction>({ timestamps: (tx) => tx.ts }),
-      rules: memorySource<unknown>(),
-      alerts: memorySink(),
-      shadowAlerts: memorySink(),
-      ruleAcks: memorySink(),
-    },
-    { maxWindowMs: 60_000, bucketMs: 1_000 },
-  );
+  const job = buildInMemoryFraudJob({ maxWindowMs: 60_000, bucketMs: 1_000 });
   const running = await runJob(job, {
     tenantId: 'profile',
     jobId: 'profile-fraud',

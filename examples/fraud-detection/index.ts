@@ -1,6 +1,7 @@
 export { default } from './job';
 export {
   buildFraudJob,
+  buildInMemoryFraudJob,
   defineFraudJob,
   fraudRuleLimits,
   fraudRulesSchema,

@@ -1,20 +1,11 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { memorySink, memorySource, TestDriver, type CheckpointSnapshot } from '@weir/engine';
+import { TestDriver, type CheckpointSnapshot } from '@weir/engine';
 import type { Rule } from '@weir/rules';
-import { defineFraudJob, OPERATOR_IDS } from './job';
+import { buildInMemoryFraudJob, OPERATOR_IDS } from './job';
 import type { Alert, RuleAck } from './messages';
 import type { Transaction } from './transaction';
 
-const job = defineFraudJob(
-  {
-    transactions: memorySource<Transaction>({ timestamps: (tx) => tx.ts }),
-    rules: memorySource<unknown>(),
-    alerts: memorySink(),
-    shadowAlerts: memorySink(),
-    ruleAcks: memorySink(),
-  },
-  { maxWindowMs: 60_000, bucketMs: 1_000, maxParallelism: 16 },
-);
+const job = buildInMemoryFraudJob({ maxWindowMs: 60_000, bucketMs: 1_000, maxParallelism: 16 });
 
 let driver: TestDriver | undefined;
 afterEach(async () => {

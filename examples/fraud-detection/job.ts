@@ -16,6 +16,8 @@ import {
   json,
   kafkaSink,
   kafkaSource,
+  memorySink,
+  memorySource,
   param,
   type JobConfig,
   type JobDefinition,
@@ -148,6 +150,20 @@ export function fraudJobConfig(topics: FraudJobTopics, settings: Partial<FraudJo
 /** The job over Kafka topics. */
 export function buildFraudJob(options: FraudJobTopics & FraudJobSettings): JobDefinition {
   return defineFraudJob(fraudKafkaIo(options), options);
+}
+
+/** The job over in-memory sources and sinks (the TestDriver's, or a profile run's): transactions timed by `ts`. */
+export function buildInMemoryFraudJob(settings: FraudJobSettings): JobDefinition {
+  return defineFraudJob(
+    {
+      transactions: memorySource<Transaction>({ timestamps: (tx) => tx.ts }),
+      rules: memorySource<unknown>(),
+      alerts: memorySink(),
+      shadowAlerts: memorySink(),
+      ruleAcks: memorySink(),
+    },
+    settings,
+  );
 }
 
 /** The job over any sources and sinks. */
