@@ -12,7 +12,7 @@ const ANSWER_WITHIN_MS = 1_000;
 /**
  * Who has spoken without being heard yet: workers with an event still in the worker-events queue (waiting, being
  * handled, or retried after a failure), on any control-plane instance. Asked only when a sweep has silent workers.
- * Clock-free, so it covers what the ObservationClock cannot: another instance stalling with a worker's heartbeats.
+ * Clock-free, so it covers any instance's stall, this one's or another holding a worker's heartbeats.
  */
 @Injectable()
 export class PendingWorkerEvents implements OnModuleDestroy {
