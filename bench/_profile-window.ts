@@ -1,6 +1,8 @@
 /**
  * Profiling aid for the window path of bench/engine.ts (not a benchmark; no JSON line):
- *   node -r @swc-node/register bench/_profile-window.ts [--records N] [--state memory] [--immutable] [--profile FILE]
+ *   node -r @swc-node/register bench/_profile-window.ts [--records N] [--state memory] [--immutable] [--collect] [--warmup W] [--profile FILE]
+ * Results are counted by a callbackSink as bench/engine.ts does; `--collect` keeps them in a memorySink instead.
+ * `--warmup W` runs the job W times uncounted first (as bench/engine.ts does), so the profile shows optimised code.
  * `--profile FILE` writes a CPU profile of the job run alone (not of start-up and input generation) to FILE.
  * Runs the same job as engine_vs_loop once and prints wall time and this process's CPU time for it, because on a
  * shared machine CPU time says more about the code than wall time does.
@@ -10,7 +12,7 @@ import { Session } from 'node:inspector/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createStateBackend } from '@weir/state';
-import { aggregate, defineJob, generatorSource, memorySink, runJob, tumbling } from '@weir/engine';
+import { aggregate, callbackSink, defineJob, generatorSource, memorySink, runJob, tumbling } from '@weir/engine';
 
 const at = process.argv.indexOf('--records');
 const RECORDS = at === -1 ? 300_000 : Number(process.argv[at + 1]);
@@ -19,6 +21,10 @@ const memory = process.argv.includes('memory');
 const immutable = process.argv.includes('--immutable');
 const profileAt = process.argv.indexOf('--profile');
 const profileFile = profileAt === -1 ? undefined : process.argv[profileAt + 1];
+const collect = process.argv.includes('--collect');
+let counted = 0;
+const warmupAt = process.argv.indexOf('--warmup');
+const WARMUP = warmupAt === -1 ? 0 : Number(process.argv[warmupAt + 1]);
 
 interface Event {
   readonly key: string;
@@ -63,8 +69,25 @@ async function main(): Promise<void> {
       .source<Event>('events', generatorSource({ seed: 1, count: events.length, generate: (i) => events[i], timestamps: (e) => e.ts, watermarks: { maxOutOfOrdernessMs: 0 } }))
       .keyBy('by-key', (e) => e.key)
       .window('totals', tumbling(1_000), aggregate({ createAccumulator: () => ({ count: 0, sum: 0 }), add: immutable ? addImmutable : addInPlace, getResult: (a) => a }))
-      .sink('out', memorySink()),
+      .sink(
+        'out',
+        collect
+          ? memorySink()
+          : callbackSink((batch) => {
+              counted += batch.length;
+            }),
+      ),
   );
+  const run = async (name: string) => {
+    const running = await runJob(job, {
+      tenantId: 'profile',
+      jobId: name,
+      state: (ctx) => (memory ? createStateBackend({ kind: 'memory' }) : createStateBackend({ kind: 'lsm', path: join(dir, `${name}-${ctx.operatorId}-${ctx.subtask}`) })),
+    });
+    await running.done;
+    return running;
+  };
+  for (let i = 0; i < WARMUP; i++) await run(`warmup-${i}`);
   const session = profileFile ? new Session() : undefined;
   if (session) {
     session.connect();
@@ -72,19 +95,15 @@ async function main(): Promise<void> {
     await session.post('Profiler.start');
   }
   try {
+    counted = 0;
     const cpu0 = process.cpuUsage();
     const t0 = performance.now();
-    const running = await runJob(job, {
-      tenantId: 'profile',
-      jobId: 'profile-window',
-      state: (ctx) => (memory ? createStateBackend({ kind: 'memory' }) : createStateBackend({ kind: 'lsm', path: join(dir, `${ctx.operatorId}-${ctx.subtask}`) })),
-    });
-    await running.done;
+    const running = await run('profile-window');
     const wall = performance.now() - t0;
     const cpu = process.cpuUsage(cpu0);
     if (session) await writeFile(profileFile!, JSON.stringify((await session.post('Profiler.stop')).profile));
     const cpuMs = (cpu.user + cpu.system) / 1000;
-    console.log(`${RECORDS} records: wall ${wall.toFixed(0)} ms (${Math.round((RECORDS / wall) * 1000)} rec/s), cpu ${cpuMs.toFixed(0)} ms (${Math.round((RECORDS / cpuMs) * 1000)} rec/cpu-s), ${running.collected('out').length} results`);
+    console.log(`${RECORDS} records: wall ${wall.toFixed(0)} ms (${Math.round((RECORDS / wall) * 1000)} rec/s), cpu ${cpuMs.toFixed(0)} ms (${Math.round((RECORDS / cpuMs) * 1000)} rec/cpu-s), ${collect ? running.collected('out').length : counted} results`);
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

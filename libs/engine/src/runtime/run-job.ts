@@ -5,7 +5,7 @@ import type { JobDefinition, NodeSpec } from '../sdk/graph';
 import { JobDefinitionError } from '../sdk/stream';
 import { BroadcastTerminal, type ChainNode, type ChainTerminal, KeyByTerminal, StatelessNode } from './chain';
 import { KafkaDeadLetters, MemoryDeadLetters } from './connectors/dead-letters';
-import { type CollectedRecord, KafkaSinkWriter, MemorySinkWriter, type SinkWriter } from './connectors/sink-writers';
+import { CallbackSinkWriter, type CollectedRecord, KafkaSinkWriter, MemorySinkWriter, type SinkWriter } from './connectors/sink-writers';
 import { sinkTerminal } from './connectors/sink-terminals';
 import { ExactlyOnceKafkaSinkWriter, sinkCommitsTopic } from './connectors/exactly-once-sink';
 import { SourceOutput, type SourceRouter } from './connectors/source-output';
@@ -210,6 +210,7 @@ class JobInstance implements RunningJob {
         operatorId: root.id,
         parallelism: stage.parallelism,
         backend,
+        maxParallelism: this.definition.maxParallelism,
         ownedKeyGroups: new Set(rt.routing!.keyGroupsOf(index)),
         emit: (records) => {
           for (const n of head) n.push(records);
@@ -358,6 +359,7 @@ class JobInstance implements RunningJob {
       this.closables.push(() => writer.close());
       return writer;
     }
+    if (node.spec.kind === 'callback') return new CallbackSinkWriter(node.spec);
     let into = this.sinks.get(node.id);
     if (!into) this.sinks.set(node.id, (into = []));
     return new MemorySinkWriter(into);

@@ -55,7 +55,23 @@ export interface MemorySinkSpec {
   readonly kind: 'memory';
 }
 
-export type SinkSpec<T> = KafkaSinkSpec<T> | MemorySinkSpec;
+/**
+ * Hands each batch of results to a function in this process, as the sink receives it: for local runs, tests and
+ * benchmarks that fold results as they come instead of keeping them all (memorySink keeps every result until the
+ * job is gone). The function runs on the sink subtask's event loop, so it must not block; it gets no retries.
+ */
+export interface CallbackSinkSpec<T> {
+  readonly kind: 'callback';
+  readonly write: (batch: readonly SinkResult<T>[]) => void;
+}
+
+/** One result as a sink receives it: the value and its event time. */
+export interface SinkResult<T> {
+  readonly value: T;
+  readonly timestamp: number;
+}
+
+export type SinkSpec<T> = KafkaSinkSpec<T> | MemorySinkSpec | CallbackSinkSpec<T>;
 
 export function kafkaSource<T>(spec: Omit<KafkaSourceSpec<T>, 'kind' | 'startFrom'> & { startFrom?: 'earliest' | 'latest' }): KafkaSourceSpec<T> {
   return { kind: 'kafka', startFrom: 'earliest', ...spec };
@@ -75,4 +91,8 @@ export function kafkaSink<T>(spec: Omit<KafkaSinkSpec<T>, 'kind'>): KafkaSinkSpe
 
 export function memorySink(): MemorySinkSpec {
   return { kind: 'memory' };
+}
+
+export function callbackSink<T>(write: (batch: readonly SinkResult<T>[]) => void): CallbackSinkSpec<T> {
+  return { kind: 'callback', write };
 }

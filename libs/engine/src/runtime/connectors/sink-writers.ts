@@ -1,5 +1,5 @@
 import type { KafkaConnector, KafkaWriter, ProducedRecord } from '@weir/kafka';
-import type { KafkaSinkSpec } from '../../sdk/connectors';
+import type { CallbackSinkSpec, KafkaSinkSpec } from '../../sdk/connectors';
 import type { StreamRecord } from '../records';
 import { WriteBehind } from './write-behind';
 
@@ -25,6 +25,20 @@ export class MemorySinkWriter implements SinkWriter {
   write(records: readonly StreamRecord[]): Promise<void> {
     const into = this.into;
     for (let i = 0; i < records.length; i++) into.push(records[i]);
+    return Promise.resolve();
+  }
+
+  close(): Promise<void> {
+    return Promise.resolve();
+  }
+}
+
+/** Hands each batch to a callbackSink's function; a throw fails the job (it is the sink, not user code per record). */
+export class CallbackSinkWriter implements SinkWriter {
+  constructor(private readonly spec: CallbackSinkSpec<unknown>) {}
+
+  write(records: readonly StreamRecord[]): Promise<void> {
+    this.spec.write(records);
     return Promise.resolve();
   }
 
