@@ -164,6 +164,7 @@ describe('spilling beyond the in-memory limit', () => {
         operatorId: 'sum',
         parallelism: 1,
         backend,
+        maxParallelism: MAX_PARALLELISM,
         ownedKeyGroups: new Set(Array.from({ length: MAX_PARALLELISM }, (_, i) => i)),
         emit: (records) => out.push(...records),
         emitSide: () => undefined,
@@ -181,7 +182,7 @@ describe('spilling beyond the in-memory limit', () => {
     return { value: { user, n }, timestamp, ingestMs: 0, key: user, keyBytes, keyGroup: keyGroupFor(keyBytes, MAX_PARALLELISM) };
   };
 
-  it('spills the least recently used keys and reads them back when touched or fired', async () => {
+  it('spills keys beyond the limit and reads them back when touched or fired', async () => {
     const { op, out } = await operator(4, sumCount as WindowFunctionSpec<KeyValue, unknown, unknown>);
     await op.open();
     const users = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h'];

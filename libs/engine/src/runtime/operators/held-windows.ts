@@ -2,7 +2,7 @@ import type { KeyedStateBackend, StateRef } from '@weir/state';
 import { decodeKey, type KeyValue } from '../../keygroups';
 import { assignWindows, type WindowAssigner, type WindowFunctionSpec } from '../../sdk/windows';
 import type { KeyedRecord } from '../records';
-import { BackedKey, type EndSlot, OpenWindows, type WindowCell, type WindowEntry } from './open-windows';
+import { BackedKey, type EndSlot, OpenWindows, type WindowEntry } from './open-windows';
 
 /** What the in-memory window path needs from its window operator. */
 export interface HeldWindowsHost {
@@ -13,8 +13,10 @@ export interface HeldWindowsHost {
   readonly fn: WindowFunctionSpec<KeyValue, unknown, unknown>;
   readonly lateness: number;
   readonly lateTag: string | undefined;
-  /** Windows (key × window) held in memory before the least recently used keys are spilled to the backend. */
+  /** Windows (key × window) held in memory before keys are spilled to the backend. */
   readonly maxHeld: number;
+  /** The job's number of key groups (the in-memory windows are kept per key group). */
+  readonly keyGroups: number;
   now(): number;
   watermark(): number;
   /** A window result; `ingestMs` undefined means the record being processed (a late re-firing). */
@@ -27,22 +29,21 @@ export interface HeldWindowsHost {
  * Tumbling and sliding windows in memory (like Flink's heap keyed state): a record updates its accumulator in the
  * slot of its window's end with no state-backend call; a watermark fires the due slots and drops the expired ones.
  * The backend receives the windows, per key, before anything reads it (`persist`: snapshots, moves, barriers) and
- * when more than `maxHeld` windows are held (the least recently used keys are spilled, and read back with one
- * batched prefetch when a record or a firing touches them).
+ * when more than `maxHeld` windows are held (keys untouched since the backend last received them are spilled first,
+ * and read back with one batched prefetch when a record or a firing touches them).
  */
 export class HeldWindows {
-  private readonly open = new OpenWindows();
+  private readonly open: OpenWindows;
   /** Tumbling: the start of the last record's window. */
   private lastStart = Number.NaN;
 
-  constructor(private readonly host: HeldWindowsHost) {}
-
-  beginBatch(): void {
-    this.open.epoch++;
+  constructor(private readonly host: HeldWindowsHost) {
+    this.open = new OpenWindows(host.keyGroups);
   }
 
-  endBatch(): void {
-    this.spillIfOver();
+  /** Spills beyond the limit after a batch; the batch's own keys stay (the batch may still need them). */
+  endBatch(records: readonly KeyedRecord[]): void {
+    if (this.open.heldCount > this.host.maxHeld) this.spill(records);
   }
 
   /** Reads back the spilled keys a batch touches (one awaited call), so that `onElement` stays synchronous. */
@@ -82,12 +83,25 @@ export class HeldWindows {
     const watermark = host.watermark();
     if (end - 1 + host.lateness <= watermark) return false;
     const slot = open.slot(start, end, watermark);
-    let cell = slot.cells.get(record.key);
-    if (cell === undefined) cell = open.add(slot, record.key, record.keyGroup, host.fn.createAccumulator());
-    else cell.epoch = open.epoch;
-    cell.a = host.fn.add(record.value, cell.a);
+    const key = record.key;
+    const keyGroup = record.keyGroup;
+    let cells = slot.dirty[keyGroup];
+    let a = cells?.get(key);
+    if (a === undefined && !cells?.has(key)) {
+      cells = open.dirtyCells(slot, keyGroup, key);
+      if (cells.has(key)) {
+        a = cells.get(key);
+      } else {
+        a = host.fn.createAccumulator();
+        cells.set(key, a);
+        open.added();
+      }
+    }
+    const next = host.fn.add(record.value, a);
+    // In-place accumulators return the one they were given: no second map write.
+    if (next !== a) cells!.set(key, next);
     // Late but within the allowed lateness: the window fired already, so it fires again at once.
-    if (end - 1 <= watermark) this.emitCell(slot, cell, undefined);
+    if (end - 1 <= watermark) this.emitWindow(slot, key, next, undefined);
     return true;
   }
 
@@ -105,20 +119,21 @@ export class HeldWindows {
     const now = this.host.now();
     for (const slot of due) {
       slot.fired = true;
-      for (const cell of slot.cells.values()) this.emitCell(slot, cell, now);
+      for (const cells of slot.dirty) if (cells !== undefined) for (const [key, a] of cells) this.emitWindow(slot, key, a, now);
+      for (const cells of slot.clean) if (cells !== undefined) for (const [key, a] of cells) this.emitWindow(slot, key, a, now);
     }
     for (const slot of expired) this.purge(slot);
   }
 
-  private emitCell(slot: EndSlot, cell: WindowCell, ingestMs: number | undefined): void {
+  private emitWindow(slot: EndSlot, key: KeyValue, a: unknown, ingestMs: number | undefined): void {
     const host = this.host;
     try {
-      if (host.fn.emitSingle) host.emit(host.fn.emitSingle(cell.key, slot.window, cell.a), slot.end - 1, ingestMs);
-      else for (const value of host.fn.emit(cell.key, slot.window, cell.a)) host.emit(value, slot.end - 1, ingestMs);
+      if (host.fn.emitSingle) host.emit(host.fn.emitSingle(key, slot.window, a), slot.end - 1, ingestMs);
+      else for (const value of host.fn.emit(key, slot.window, a)) host.emit(value, slot.end - 1, ingestMs);
     } catch (err) {
       // A late re-firing throws into the record's own dead letter (the caller catches); a watermark firing here.
       if (ingestMs === undefined) throw err;
-      host.deadLetter({ timer: slot.end - 1, domain: 'event', key: cell.key }, slot.end - 1, err);
+      host.deadLetter({ timer: slot.end - 1, domain: 'event', key }, slot.end - 1, err);
     }
   }
 
@@ -127,10 +142,10 @@ export class HeldWindows {
     const open = this.open;
     open.drop(slot);
     if (open.backed.size === 0) return;
-    for (const key of slot.cells.keys()) {
+    for (const [key, keyGroup] of slot.entries()) {
       const backed = open.backed.get(key);
       if (backed === undefined) continue;
-      if (open.hasWindows(key)) {
+      if (open.hasWindows(key, keyGroup)) {
         backed.dirty = true;
       } else {
         this.host.backend.delete(this.ref(backed));
@@ -142,11 +157,10 @@ export class HeldWindows {
   /** Writes every key whose windows changed since the last write, so that snapshots and scans of the backend are complete. */
   persist(): void {
     const open = this.open;
-    const changed = new Map<KeyValue, number>();
-    for (const cell of open.allCells()) if (cell.epoch > open.cleanEpoch) changed.set(cell.key, cell.keyGroup);
+    const changed = open.dirtyKeys();
     for (const backed of open.backed.values()) if (backed.dirty && !backed.spilled) changed.set(backed.key, backed.keyGroup);
     for (const [key, keyGroup] of changed) this.write(key, keyGroup);
-    open.cleanEpoch = open.epoch;
+    open.markClean();
   }
 
   /** Puts one key's in-memory windows into the backend (or deletes its entry when it has none left). */
@@ -154,30 +168,29 @@ export class HeldWindows {
     const open = this.open;
     let backed = open.backed.get(key);
     if (backed === undefined) open.backed.set(key, (backed = new BackedKey(key, keyGroup)));
-    const windows = open.windowsOf(key);
+    const windows = open.windowsOf(key, keyGroup);
     if (windows.length > 0) this.host.backend.put(this.ref(backed), windows);
     else this.host.backend.delete(this.ref(backed));
     backed.dirty = false;
     return backed;
   }
 
-  /** Spills the least recently used keys' windows once more than maxHeld are held (down to 3/4 of it, in bulk). */
-  private spillIfOver(): void {
+  /**
+   * Spills keys' windows (down to 3/4 of the limit, in bulk), those untouched since the backend last received them
+   * first (see OpenWindows.spillCandidates). Keys of the batch just handled stay.
+   */
+  private spill(batch: readonly KeyedRecord[]): void {
     const { open, host } = this;
-    if (open.heldCount <= host.maxHeld) return;
-    const keys = new Map<KeyValue, { keyGroup: number; epoch: number }>();
-    for (const cell of open.allCells()) {
-      const seen = keys.get(cell.key);
-      if (seen === undefined) keys.set(cell.key, { keyGroup: cell.keyGroup, epoch: cell.epoch });
-      else if (cell.epoch > seen.epoch) seen.epoch = cell.epoch;
-    }
-    // Keys touched by the current batch stay (the batch may still need them).
-    const candidates = [...keys].filter(([, k]) => k.epoch !== open.epoch).sort((a, b) => a[1].epoch - b[1].epoch);
+    const inBatch = new Set<KeyValue>();
+    for (const r of batch) inBatch.add(r.key);
     const target = Math.floor(host.maxHeld * 0.75);
-    for (const [key, { keyGroup, epoch }] of candidates) {
+    const seen = new Set<KeyValue>();
+    for (const [key, keyGroup] of [...open.spillCandidates()]) {
       if (open.heldCount <= target) break;
+      if (inBatch.has(key) || seen.has(key)) continue;
+      seen.add(key);
       const known = open.backed.get(key);
-      const backed = known === undefined || known.dirty || epoch > open.cleanEpoch ? this.write(key, keyGroup) : known;
+      const backed = known === undefined || known.dirty || open.isDirty(key, keyGroup) ? this.write(key, keyGroup) : known;
       open.spill(backed);
     }
   }

@@ -15,6 +15,8 @@ const NO_KEY_BYTES = new Uint8Array(0);
 export interface KeyedOperatorEnv extends ChainEnv {
   readonly operatorId: string;
   readonly parallelism: number;
+  /** The job's number of key groups: every record's key group is below it. */
+  readonly maxParallelism: number;
   readonly backend: KeyedStateBackend;
   /** Key groups this subtask owns now (the runtime keeps it current across moves). */
   readonly ownedKeyGroups: Set<number>;
@@ -92,7 +94,7 @@ export abstract class KeyedOperator {
 
   /** Called around the synchronous part of a data batch (operators that buffer per-key work per batch). */
   protected beginBatch(): void {}
-  protected endBatch(): void {}
+  protected endBatch(_records: readonly KeyedRecord[]): void {}
 
   /** Loads what the batch's records need before user code runs (one awaited call). */
   protected async prefetchBatch(records: readonly KeyedRecord[]): Promise<void> {
@@ -147,7 +149,7 @@ export abstract class KeyedOperator {
         this.deadLetter(r.value, r.raw, r.timestamp, err);
       }
     }
-    this.endBatch();
+    this.endBatch(records);
     byKey.clear();
     if (positions) for (const at in positions) this.inputPositions.set(at, positions[at]);
     await this.maybeFlush();

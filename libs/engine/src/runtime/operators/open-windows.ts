@@ -8,16 +8,8 @@ export interface WindowEntry {
   a: unknown;
 }
 
-/** One key's window in memory: its accumulator, in the slot of the window's end. */
-export class WindowCell {
-  constructor(
-    readonly key: KeyValue,
-    readonly keyGroup: number,
-    public a: unknown,
-    /** The last batch that touched it: newer than `OpenWindows.cleanEpoch` means the backend's copy is stale. */
-    public epoch: number,
-  ) {}
-}
+/** One key group's windows in one slot: key → accumulator (no object per window beyond the accumulator). */
+export type Cells = Map<KeyValue, unknown>;
 
 /** A key the state backend holds an entry for (its windows, as of the last write). */
 export class BackedKey {
@@ -40,9 +32,14 @@ export class BackedKey {
   }
 }
 
-/** Every open window ending at `end`, one cell per key, plus the spilled keys with a window here. */
+/**
+ * Every open window ending at `end`, per key group: the windows changed since the backend last received them
+ * (`dirty`), and those it holds exactly as they are here (`clean`: persisted and untouched since, or read back from
+ * it). A key is in at most one of the two. In a job that never snapshots, `clean` stays empty.
+ */
 export class EndSlot {
-  readonly cells = new Map<KeyValue, WindowCell>();
+  readonly dirty: (Cells | undefined)[];
+  readonly clean: (Cells | undefined)[];
   spilled: Set<KeyValue> | undefined = undefined;
   /** Handed to every firing of this slot's windows (TimeWindow is read-only). */
   readonly window: TimeWindow;
@@ -52,19 +49,43 @@ export class EndSlot {
     readonly end: number,
     /** The watermark passed end − 1 (a slot created past its end counts as fired already). */
     public fired: boolean,
+    keyGroups: number,
   ) {
     this.window = { start, end };
+    this.dirty = new Array<Cells | undefined>(keyGroups).fill(undefined);
+    this.clean = new Array<Cells | undefined>(keyGroups).fill(undefined);
+  }
+
+  /** The key's accumulator here, dirty or clean; `undefined` when it has no window here (see `has`). */
+  get(key: KeyValue, keyGroup: number): unknown {
+    const dirty = this.dirty[keyGroup]?.get(key);
+    return dirty !== undefined ? dirty : this.clean[keyGroup]?.get(key);
+  }
+
+  has(key: KeyValue, keyGroup: number): boolean {
+    return this.dirty[keyGroup]?.has(key) === true || this.clean[keyGroup]?.has(key) === true;
+  }
+
+  /** Every window here: key, key group and accumulator. */
+  *entries(): IterableIterator<[KeyValue, number, unknown]> {
+    for (let kg = 0; kg < this.dirty.length; kg++) {
+      const dirty = this.dirty[kg];
+      if (dirty !== undefined) for (const [key, a] of dirty) yield [key, kg, a];
+      const clean = this.clean[kg];
+      if (clean !== undefined) for (const [key, a] of clean) yield [key, kg, a];
+    }
   }
 }
 
 /**
  * The open windows of one window operator subtask (tumbling and sliding), in memory, laid out like a hand-written
- * loop would: one Map per window end, keyed by the key, holding the accumulator. A record costs one lookup in the
- * slot of its window; firing walks that slot; purging drops it whole. Open window ends are few, so the slots are a
- * small Map and the last one used is cached.
+ * loop would: one Map per window end (and key group), keyed by the key, holding the accumulator. A record costs one
+ * lookup in the slot of its window; firing walks that slot; purging drops it whole. Open window ends are few, so the
+ * slots are a small Map and the last one used is cached. Per key group so that a key group leaves (a move) by
+ * dropping its maps, and so that nothing per window but the accumulator is allocated.
  *
- * Nothing per key is kept beyond the cells until the backend holds a copy of a key's windows (after a persist, a
- * spill or a restore): those keys are in `backed`, which is empty in a job that never snapshots.
+ * Nothing per key is kept beyond the accumulators until the backend holds a copy of a key's windows (after a
+ * persist, a spill or a restore): those keys are in `backed`, which is empty in a job that never snapshots.
  */
 export class OpenWindows {
   private readonly slots = new Map<number, EndSlot>();
@@ -72,10 +93,8 @@ export class OpenWindows {
   private last: EndSlot | undefined = undefined;
   private cellCount = 0;
   private spilledKeys = 0;
-  /** Bumped per batch: cells touched in the current batch are never spilled. */
-  epoch = 0;
-  /** Cells with an epoch above this changed since the backend last received them. */
-  cleanEpoch = -1;
+
+  constructor(private readonly keyGroups: number) {}
 
   /** Windows (key × window) held in memory. */
   get heldCount(): number {
@@ -92,19 +111,33 @@ export class OpenWindows {
     if (last !== undefined && last.end === end) return last;
     let slot = this.slots.get(end);
     if (slot === undefined) {
-      slot = new EndSlot(start, end, end - 1 <= watermark);
+      slot = new EndSlot(start, end, end - 1 <= watermark, this.keyGroups);
       this.slots.set(end, slot);
     }
     this.last = slot;
     return slot;
   }
 
-  /** A new window of `key` in `slot`. */
-  add(slot: EndSlot, key: KeyValue, keyGroup: number, accumulator: unknown, epoch = this.epoch): WindowCell {
-    const cell = new WindowCell(key, keyGroup, accumulator, epoch);
-    slot.cells.set(key, cell);
+  /**
+   * The dirty cells of one key group in `slot`, for a record to update: a key found clean there moves to dirty
+   * first (the backend's copy is about to be stale). Returns the map; the caller sets the key's new accumulator.
+   */
+  dirtyCells(slot: EndSlot, keyGroup: number, key: KeyValue): Cells {
+    const dirty = (slot.dirty[keyGroup] ??= new Map());
+    const clean = slot.clean[keyGroup];
+    if (clean !== undefined && clean.size > 0) {
+      const a = clean.get(key);
+      if (a !== undefined || clean.has(key)) {
+        clean.delete(key);
+        dirty.set(key, a);
+      }
+    }
+    return dirty;
+  }
+
+  /** Counts a window added to a slot's cells (by the caller, through `dirtyCells`). */
+  added(): void {
     this.cellCount++;
-    return cell;
   }
 
   /** Slots not fired yet whose end − 1 the watermark reached, in end order. */
@@ -125,35 +158,84 @@ export class OpenWindows {
   drop(slot: EndSlot): void {
     this.slots.delete(slot.end);
     if (this.last === slot) this.last = undefined;
-    this.cellCount -= slot.cells.size;
+    for (let kg = 0; kg < this.keyGroups; kg++) this.cellCount -= (slot.dirty[kg]?.size ?? 0) + (slot.clean[kg]?.size ?? 0);
   }
 
   /** The key's windows in memory, in end order (copies: the backend keeps what it is given until it flushes). */
-  windowsOf(key: KeyValue): WindowEntry[] {
+  windowsOf(key: KeyValue, keyGroup: number): WindowEntry[] {
     const out: WindowEntry[] = [];
     for (const slot of this.slots.values()) {
-      const cell = slot.cells.get(key);
-      if (cell !== undefined) out.push({ s: slot.start, e: slot.end, a: cell.a });
+      if (slot.has(key, keyGroup)) out.push({ s: slot.start, e: slot.end, a: slot.get(key, keyGroup) });
     }
     return out.length > 1 ? out.sort((a, b) => a.e - b.e) : out;
   }
 
   /** Whether the key has any window left, in memory or spilled. */
-  hasWindows(key: KeyValue): boolean {
-    for (const slot of this.slots.values()) if (slot.cells.has(key) || slot.spilled?.has(key)) return true;
+  hasWindows(key: KeyValue, keyGroup: number): boolean {
+    for (const slot of this.slots.values()) if (slot.has(key, keyGroup) || slot.spilled?.has(key)) return true;
     return false;
   }
 
-  /** Every cell, slot by slot. */
-  *allCells(): IterableIterator<WindowCell> {
-    for (const slot of this.slots.values()) yield* slot.cells.values();
+  /** Whether any of the key's windows changed since the backend last received them. */
+  isDirty(key: KeyValue, keyGroup: number): boolean {
+    for (const slot of this.slots.values()) if (slot.dirty[keyGroup]?.has(key)) return true;
+    return false;
+  }
+
+  /** Every key with a changed window: key → key group. */
+  dirtyKeys(): Map<KeyValue, number> {
+    const out = new Map<KeyValue, number>();
+    for (const slot of this.slots.values()) {
+      for (let kg = 0; kg < this.keyGroups; kg++) {
+        const dirty = slot.dirty[kg];
+        if (dirty !== undefined) for (const key of dirty.keys()) out.set(key, kg);
+      }
+    }
+    return out;
+  }
+
+  /** The backend received every window: all of them are clean now. */
+  markClean(): void {
+    for (const slot of this.slots.values()) {
+      for (let kg = 0; kg < this.keyGroups; kg++) {
+        const dirty = slot.dirty[kg];
+        if (dirty === undefined || dirty.size === 0) continue;
+        const clean = slot.clean[kg];
+        if (clean === undefined || clean.size === 0) {
+          // The usual case: hand the map over whole instead of moving its entries.
+          slot.clean[kg] = dirty;
+          slot.dirty[kg] = undefined;
+        } else {
+          for (const [key, a] of dirty) clean.set(key, a);
+          dirty.clear();
+        }
+      }
+    }
+  }
+
+  /**
+   * Keys to spill first: those with clean windows only (untouched since the backend received them), then the
+   * others, oldest window end first and in insertion order within a map — an approximation of least recently used
+   * that needs no bookkeeping per record.
+   */
+  *spillCandidates(): IterableIterator<[KeyValue, number]> {
+    const slots = [...this.slots.values()].sort((a, b) => a.end - b.end);
+    for (const side of ['clean', 'dirty'] as const) {
+      for (const slot of slots) {
+        for (let kg = 0; kg < this.keyGroups; kg++) {
+          const cells = slot[side][kg];
+          if (cells !== undefined) for (const key of cells.keys()) yield [key, kg];
+        }
+      }
+    }
   }
 
   /** Moves a key's windows out of memory; the caller has written them to the backend. Returns the cells freed. */
   spill(backed: BackedKey): number {
+    const kg = backed.keyGroup;
     let freed = 0;
     for (const slot of this.slots.values()) {
-      if (!slot.cells.delete(backed.key)) continue;
+      if (!(slot.dirty[kg]?.delete(backed.key) || slot.clean[kg]?.delete(backed.key))) continue;
       (slot.spilled ??= new Set()).add(backed.key);
       freed++;
     }
@@ -170,16 +252,13 @@ export class OpenWindows {
     for (const slot of this.slots.values()) slot.spilled?.delete(backed.key);
     backed.spilled = false;
     this.spilledKeys--;
-    for (const w of windows) this.add(this.slot(w.s, w.e, watermark), backed.key, backed.keyGroup, w.a, this.cleanEpoch);
+    this.putClean(backed, windows, watermark);
   }
 
   /** A key read from the backend (start, restore, adopt): in memory, or left spilled beyond the limit. */
   load(backed: BackedKey, windows: readonly WindowEntry[], inMemory: boolean, watermark: number): void {
     this.backed.set(backed.key, backed);
-    if (inMemory) {
-      for (const w of windows) this.add(this.slot(w.s, w.e, watermark), backed.key, backed.keyGroup, w.a, this.cleanEpoch);
-      return;
-    }
+    if (inMemory) return this.putClean(backed, windows, watermark);
     backed.spilled = true;
     this.spilledKeys++;
     for (const w of windows) (this.slot(w.s, w.e, watermark).spilled ??= new Set()).add(backed.key);
@@ -188,11 +267,9 @@ export class OpenWindows {
   /** Drops everything held for one key group (it left, or is about to be replaced). */
   forgetKeyGroup(keyGroup: number): void {
     for (const slot of this.slots.values()) {
-      for (const [key, cell] of slot.cells) {
-        if (cell.keyGroup !== keyGroup) continue;
-        slot.cells.delete(key);
-        this.cellCount--;
-      }
+      this.cellCount -= (slot.dirty[keyGroup]?.size ?? 0) + (slot.clean[keyGroup]?.size ?? 0);
+      slot.dirty[keyGroup] = undefined;
+      slot.clean[keyGroup] = undefined;
     }
     for (const [key, backed] of this.backed) {
       if (backed.keyGroup !== keyGroup) continue;
@@ -200,6 +277,15 @@ export class OpenWindows {
       if (!backed.spilled) continue;
       this.spilledKeys--;
       for (const slot of this.slots.values()) slot.spilled?.delete(key);
+    }
+  }
+
+  private putClean(backed: BackedKey, windows: readonly WindowEntry[], watermark: number): void {
+    const kg = backed.keyGroup;
+    for (const w of windows) {
+      const slot = this.slot(w.s, w.e, watermark);
+      (slot.clean[kg] ??= new Map()).set(backed.key, w.a);
+      this.cellCount++;
     }
   }
 }

@@ -7,7 +7,7 @@ import { KeyedOperator, type KeyedOperatorEnv } from './keyed-operator';
 import { HeldWindows } from './held-windows';
 import type { WindowEntry } from './open-windows';
 
-/** Windows (key × window) held in memory before the least recently used keys' are spilled to the state backend. */
+/** Windows (key × window) held in memory before keys' windows are spilled to the state backend. */
 export const DEFAULT_MAX_HELD_WINDOW_KEYS = 500_000;
 
 /**
@@ -17,8 +17,8 @@ export const DEFAULT_MAX_HELD_WINDOW_KEYS = 500_000;
  * Tumbling and sliding windows run in memory (HeldWindows, one Map per window end): a record updates its
  * accumulator synchronously with no state-backend call, and windows fire by window end when the watermark passes
  * end − 1. The backend receives the windows before anything reads it (checkpoint barriers, key-group snapshots and
- * moves: `persistState`) and when more than `maxHeldKeys` windows are held (the least recently used keys are
- * spilled and prefetched back when touched). Session windows, which merge, keep their windows in the backend and
+ * moves: `persistState`) and when more than `maxHeldKeys` windows are held (keys untouched since the last write
+ * are spilled first, and prefetched back when touched). Session windows, which merge, keep their windows in the backend and
  * fire through event-time timers.
  *
  * With allowed lateness a window is purged when the watermark reaches end − 1 + lateness; a late record within the
@@ -55,6 +55,7 @@ export class WindowOperator extends KeyedOperator {
             lateness: this.lateness,
             lateTag: this.lateTag,
             maxHeld: maxHeldKeys,
+            keyGroups: env.maxParallelism,
             now: () => env.clock.now(),
             watermark: () => this.watermark,
             emit: (value, timestamp, ingestMs) => (ingestMs === undefined ? this.emitOne(value, timestamp) : this.emitRecord({ value, timestamp, ingestMs })),
@@ -90,12 +91,11 @@ export class WindowOperator extends KeyedOperator {
   private readonly batchWindows = new Map<KeyValue, { ref: StateRef; windows: WindowEntry[] }>();
 
   protected override beginBatch(): void {
-    if (this.windows) this.windows.beginBatch();
-    else this.batchWindows.clear();
+    if (!this.windows) this.batchWindows.clear();
   }
 
-  protected override endBatch(): void {
-    if (this.windows) return this.windows.endBatch();
+  protected override endBatch(records: readonly KeyedRecord[]): void {
+    if (this.windows) return this.windows.endBatch(records);
     for (const { ref, windows } of this.batchWindows.values()) this.env.backend.put(ref, windows);
     this.batchWindows.clear();
   }
