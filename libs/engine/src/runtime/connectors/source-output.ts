@@ -47,7 +47,9 @@ export class SourceOutput {
     const { values, timestamps, raws } = batch;
     const assign = this.spec.timestamps;
     const router = this.router;
-    const records: StreamRecord[] = [];
+    // Sized once (most batches keep every value); trimmed below when some were dead-lettered.
+    const records = new Array<StreamRecord>(values.length);
+    let kept = 0;
     /** Values whose key selector threw (dead-lettered by the router): read from the source all the same. */
     let unkeyed = 0;
     // The batch's highest timestamp goes to the watermark tracker once per batch, not per record.
@@ -68,13 +70,14 @@ export class SourceOutput {
       observed = true;
       if (timestamp > maxTimestamp) maxTimestamp = timestamp;
       if (router === undefined) {
-        records.push({ value, timestamp, ingestMs: now, raw });
+        records[kept++] = { value, timestamp, ingestMs: now, raw };
         continue;
       }
       const routed = router.route(value, timestamp, now, raw);
       if (routed === undefined) unkeyed++;
-      else records.push(routed);
+      else records[kept++] = routed;
     }
+    if (kept < records.length) records.length = kept;
     if (observed) this.watermarks?.observe(partition, maxTimestamp, now);
     if (records.length + unkeyed > 0) this.env.metrics.onBatchIn(records.length + unkeyed);
     if (records.length > 0) this.queue.offer({ kind: 'data', channel: 0, records, positions });

@@ -164,16 +164,21 @@ export class GeneratorPump extends PumpBase implements SourcePump {
         this.bootstrap.caughtUp!();
       }
       if (!(await this.mayRead())) break;
-      const values: unknown[] = [];
-      const timestamps: number[] = [];
       const now = this.now();
-      while (values.length < BATCH && (spec.count === undefined || index < spec.count)) {
+      // How many records are due now, so the batch's arrays are allocated once at their size.
+      let due = spec.count === undefined ? BATCH : Math.min(BATCH, Math.ceil((spec.count - index) / parallelism));
+      if (intervalMs > 0) due = Math.max(0, Math.min(due, Math.floor((now - start) / intervalMs / parallelism - index / parallelism) + 1));
+      const values = new Array<unknown>(due);
+      const timestamps = new Array<number>(due);
+      let n = 0;
+      while (n < due) {
         const scheduled = intervalMs > 0 ? start + index * intervalMs : now;
         if (scheduled > now) break;
-        values.push(spec.generate(index, random.at(index)));
-        timestamps.push(Math.floor(scheduled));
+        values[n] = spec.generate(index, random.at(index));
+        timestamps[n++] = Math.floor(scheduled);
         index += parallelism;
       }
+      if (n < due) values.length = timestamps.length = n;
       this.nextIndex = index;
       if (values.length > 0) {
         await this.out.emit(0, { values, timestamps });

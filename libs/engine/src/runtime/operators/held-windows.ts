@@ -119,8 +119,10 @@ export class HeldWindows {
     const now = this.host.now();
     for (const slot of due) {
       slot.fired = true;
-      for (const cells of slot.dirty) if (cells !== undefined) for (const [key, a] of cells) this.emitWindow(slot, key, a, now);
-      for (const cells of slot.clean) if (cells !== undefined) for (const [key, a] of cells) this.emitWindow(slot, key, a, now);
+      // forEach, not for-of: no [key, value] array per window fired.
+      const fire = (a: unknown, key: KeyValue) => this.emitWindow(slot, key, a, now);
+      for (const cells of slot.dirty) cells?.forEach(fire);
+      for (const cells of slot.clean) cells?.forEach(fire);
     }
     for (const slot of expired) this.purge(slot);
   }
