@@ -218,6 +218,8 @@ class JobInstance implements RunningJob {
         emitSide: (tag, records) => {
           for (const n of sideOutputs.get(tag) ?? []) n.push(records);
         },
+        // The subtask is built below; the operator only calls this while it runs.
+        flushOutput: () => rt.subtasks[index]!.flushOutput(),
       };
       operator =
         root.kind === 'process'

@@ -315,6 +315,14 @@ export class Subtask {
     for (const r of records) metrics.offerKey(String(r.key), r.keyGroup);
   }
 
+  /**
+   * Hands what the chain holds to its terminals and waits for them: the operator calls it between chunks of a long
+   * firing, so that results reach the sink (and become garbage) while they are young instead of all at the end.
+   */
+  flushOutput(): Promise<void> {
+    return this.flush();
+  }
+
   /** `positions`: those of the source batch just pushed, for keyed exchanges to pass on. */
   private async flush(positions?: Readonly<Record<string, string>>): Promise<void> {
     const { env } = this.parts;

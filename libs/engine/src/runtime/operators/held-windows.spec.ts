@@ -168,6 +168,7 @@ describe('spilling beyond the in-memory limit', () => {
         ownedKeyGroups: new Set(Array.from({ length: MAX_PARALLELISM }, (_, i) => i)),
         emit: (records) => out.push(...records),
         emitSide: () => undefined,
+        flushOutput: async () => undefined,
       },
       assigner,
       fn,

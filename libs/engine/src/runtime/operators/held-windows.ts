@@ -2,6 +2,7 @@ import type { KeyedStateBackend, StateRef } from '@weir/state';
 import { decodeKey, type KeyValue } from '../../keygroups';
 import { assignWindows, type WindowAssigner, type WindowFunctionSpec } from '../../sdk/windows';
 import type { KeyedRecord } from '../records';
+import { FIRING_CHUNK } from './keyed-operator';
 import { BackedKey, type EndSlot, OpenWindows, type WindowEntry } from './open-windows';
 
 /** What the in-memory window path needs from its window operator. */
@@ -21,6 +22,8 @@ export interface HeldWindowsHost {
   watermark(): number;
   /** A window result; `ingestMs` undefined means the record being processed (a late re-firing). */
   emit(value: unknown, timestamp: number, ingestMs?: number): void;
+  /** Hands the results emitted so far downstream and waits (between chunks of a firing). */
+  handOver(): Promise<void>;
   emitSide(tagId: string, value: unknown, timestamp: number): void;
   deadLetter(value: unknown, timestamp: number, err: unknown): void;
 }
@@ -117,12 +120,19 @@ export class HeldWindows {
       if (spilled.size > 0) await this.reload([...spilled]);
     }
     const now = this.host.now();
+    let fired = 0;
     for (const slot of due) {
       slot.fired = true;
-      // forEach, not for-of: no [key, value] array per window fired.
-      const fire = (a: unknown, key: KeyValue) => this.emitWindow(slot, key, a, now);
-      for (const cells of slot.dirty) cells?.forEach(fire);
-      for (const cells of slot.clean) cells?.forEach(fire);
+      for (const side of [slot.dirty, slot.clean]) {
+        for (const cells of side) {
+          if (cells === undefined) continue;
+          // keys() and get(), not entries(): no [key, value] array per window fired.
+          for (const key of cells.keys()) {
+            this.emitWindow(slot, key, cells.get(key), now);
+            if (++fired % FIRING_CHUNK === 0) await this.host.handOver();
+          }
+        }
+      }
     }
     for (const slot of expired) this.purge(slot);
   }

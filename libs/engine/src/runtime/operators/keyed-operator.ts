@@ -24,7 +24,16 @@ export interface KeyedOperatorEnv extends ChainEnv {
   readonly emit: (records: readonly StreamRecord[]) => void;
   /** Receives side outputs by tag id. */
   readonly emitSide: (tagId: string, records: readonly StreamRecord[]) => void;
+  /** Waits until the terminals downstream took everything emitted so far (the subtask's flush). */
+  readonly flushOutput: () => Promise<void>;
 }
+
+/**
+ * Results handed downstream at a time while many timers or windows fire at once (a window end closing 100k keys):
+ * each chunk reaches the sink before the next is built, so results die young instead of surviving into the old
+ * generation together — that made a firing cost several times the records' own work.
+ */
+export const FIRING_CHUNK = 1_024;
 
 /**
  * The batch loop every keyed operator shares: prefetch the state of every key in the batch (one awaited call), run
@@ -233,7 +242,9 @@ export abstract class KeyedOperator {
       if (due.length === 0) return;
       await this.prefetch(due);
       const now = this.env.clock.now();
+      let fired = 0;
       for (const t of due) {
+        if (++fired % FIRING_CHUNK === 0) await this.handOver();
         const key = decodeKey(t.keyBytes);
         this.setCurrent(key, t.keyGroup, t.keyBytes, t.timestamp, now);
         this.timers.fired(t, now);
@@ -309,6 +320,12 @@ export abstract class KeyedOperator {
 
   protected deadLetter(value: unknown, raw: Buffer | undefined, timestamp: number, err: unknown): void {
     sendToDeadLetters(this.env, { operatorId: this.env.operatorId, reason: 'user-function', error: err }, value, raw, timestamp);
+  }
+
+  /** Emits what is pending and waits until the terminals took it (see FIRING_CHUNK). */
+  protected async handOver(): Promise<void> {
+    this.drain();
+    await this.env.flushOutput();
   }
 
   protected drain(): void {

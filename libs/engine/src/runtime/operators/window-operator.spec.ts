@@ -61,6 +61,18 @@ describe('tumbling windows', () => {
     await driver.close();
   });
 
+  it('a firing of more windows than one hand-over chunk delivers each window once, before the watermark moves on', async () => {
+    const driver = await TestDriver.start(windowJob(tumbling(10)), { parallelism: { default: 1, sum: 1 } });
+    const keys = 3 * 1_024 + 5;
+    await driver.push('clicks', Array.from({ length: keys * 2 }, (_, i) => at(`u${i % keys}`, i, i % 10)));
+    await driver.pushWatermark('clicks', 9);
+    const results = driver.output<WindowResult<string, { count: number; sum: number }>>('out');
+    expect(results).toHaveLength(keys);
+    expect(new Set(results.map((r) => r.key)).size).toBe(keys);
+    expect(results.every((r) => r.result.count === 2 && r.start === 0)).toBe(true);
+    await driver.close();
+  });
+
   it('records one event-time latency per result when a firing hands many results to the sink at once', async () => {
     const driver = await TestDriver.start(windowJob(tumbling(10)));
     await driver.push('clicks', [at('a', 1, 3), at('b', 2, 4), at('c', 3, 5), at('a', 4, 12)]);

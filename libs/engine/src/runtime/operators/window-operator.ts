@@ -60,6 +60,7 @@ export class WindowOperator extends KeyedOperator {
             watermark: () => this.watermark,
             emit: (value, timestamp, ingestMs) => (ingestMs === undefined ? this.emitOne(value, timestamp) : this.emitRecord({ value, timestamp, ingestMs })),
             emitSide: (tag, value, timestamp) => this.emitSide(tag, value, timestamp),
+            handOver: () => this.handOver(),
             deadLetter: (value, timestamp, err) => this.deadLetter(value, undefined, timestamp, err),
           });
   }
