@@ -62,6 +62,12 @@ export interface KeyedStateBackend {
    */
   checkpointKeyGroups?(keyGroups: readonly KeyGroup[]): Promise<Map<KeyGroup, Uint8Array>>;
 
+  /**
+   * Optional: true when the backend holds no state at all (a fresh job's). One read of the store: the engine then
+   * skips loading timers and windows key group by key group (128 scans of nothing cost a job ~25 ms to start).
+   */
+  isEmpty?(): Promise<boolean>;
+
   close(): Promise<void>;
 }
 

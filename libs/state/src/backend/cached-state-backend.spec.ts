@@ -294,6 +294,15 @@ describe.each<Kind>(['memory', 'lsm'])('keyed state backend (%s)', (kind) => {
     expect(await backend.snapshotKeyGroup(2)).toEqual(await (await backendOf('memory')).snapshotKeyGroup(2));
   });
 
+  it('is empty until something is written (dirty writes included), and again once everything is dropped', async () => {
+    const backend = await backendOf(kind);
+    expect(await backend.isEmpty!()).toBe(true);
+    backend.put(ref(3, 'k'), 1);
+    expect(await backend.isEmpty!()).toBe(false);
+    await backend.dropKeyGroup(3);
+    expect(await backend.isEmpty!()).toBe(true);
+  });
+
   it('flushes on close and refuses calls afterwards', async () => {
     const backend = await backendOf(kind);
     backend.put(ref(1, 'k'), 1);

@@ -24,7 +24,7 @@ import {
 } from '../keys/key-layout';
 import { composeKeyGroupImage, writeKeyGroupChanges } from '../snapshot/key-group-changes';
 import { checkKeyGroupImage, imageEntryBatches, KeyGroupImageWriter } from '../snapshot/key-group-image';
-import type { OrderedStore, StoreEntry, StoreWrite } from '../store/ordered-store';
+import { type OrderedStore, type StoreEntry, type StoreWrite, WHOLE_STORE } from '../store/ordered-store';
 import { decodeValue, encodeValue, isExpired, readExpiresAt } from '../values/value-codec';
 import { Changelog } from './changelog';
 import { SerialQueue } from './serial-queue';
@@ -166,6 +166,13 @@ export class CachedStateBackend implements CheckpointableStateBackend {
     } finally {
       if (expired.length > 0 && !this.closed) await this.queue.run(() => this.dropExpired(expired));
     }
+  }
+
+  async isEmpty(): Promise<boolean> {
+    this.checkOpen();
+    await this.flush();
+    for await (const chunk of this.store.scan(WHOLE_STORE)) if (chunk.length > 0) return false;
+    return true;
   }
 
   async snapshotKeyGroup(keyGroup: KeyGroup): Promise<Uint8Array> {

@@ -98,6 +98,8 @@ export abstract class KeyedOperator {
   protected abstract onTimerFired(timer: DueTimer): void;
 
   async open(): Promise<void> {
+    // A fresh job's backend holds nothing: no key group has timers or windows to load.
+    if (await this.env.backend.isEmpty?.()) return;
     for (const kg of this.env.ownedKeyGroups) await this.loadTimers(kg);
   }
 
