@@ -54,6 +54,21 @@ describe('event-time timers', () => {
   });
 });
 
+describe('many timers at once', () => {
+  it('a watermark firing more timers than one hand-over chunk delivers each once, in timestamp order', async () => {
+    const driver = await TestDriver.start(countingJob());
+    const keys = 3 * 1_024 + 7;
+    await driver.push('in', Array.from({ length: keys }, (_, i) => ({ value: `k${i}`, timestamp: i % 3 })));
+    await driver.pushWatermark('in', 100);
+    const fired = driver.output<string>('out').filter((o) => o.startsWith('event:'));
+    expect(fired).toHaveLength(keys);
+    expect(new Set(fired).size).toBe(keys);
+    const at = fired.map((o) => Number(o.slice(o.indexOf('@') + 1)));
+    expect(at).toEqual([...at].sort((a, b) => a - b));
+    await driver.close();
+  });
+});
+
 describe('processing-time timers', () => {
   it('fire when the processing clock passes them, and a deleted timer never fires', async () => {
     const fn: KeyedProcessFunction<string, string, string> = {
