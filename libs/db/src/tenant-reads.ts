@@ -111,10 +111,16 @@ export class TenantReads {
     if (broken) {
       lane.client = undefined;
       client.release(broken);
-    } else if (lane.inFlight === 0 && !lane.corked) {
-      lane.client = undefined;
-      client.release();
+    } else {
+      this.releaseIfIdle(lane, client);
     }
+  }
+
+  /** The lane's connection goes back to the pool once nothing is in flight on it and its writes are uncorked. */
+  private releaseIfIdle(lane: Lane, client: PoolClient): void {
+    if (lane.inFlight !== 0 || lane.corked || lane.client !== client) return;
+    lane.client = undefined;
+    client.release();
   }
 
   /** Holds the lane's writes until the end of this event-loop turn, so the reads issued in it share one write. */
@@ -127,10 +133,7 @@ export class TenantReads {
     setImmediate(() => {
       lane.corked = false;
       stream.uncork?.();
-      if (lane.inFlight === 0 && lane.client === client) {
-        lane.client = undefined;
-        client.release();
-      }
+      this.releaseIfIdle(lane, client);
     });
   }
 }

@@ -33,7 +33,10 @@ export function parseTimestamptz(text: string): Date | number | null {
   const sign = text.charCodeAt(i);
   if (year < 1000 || month < 0 || day < 0 || hour < 0 || minute < 0 || second < 0 || (sign !== 43 && sign !== 45)) return generic(text);
   let offsetSeconds = 0;
-  for (const [unit, at] of [[3600, i + 1], [60, i + 4], [1, i + 7]] as const) {
+  // ±hh, then :mm, then :ss.
+  for (let k = 0; k < 3; k++) {
+    const unit = OFFSET_UNITS[k];
+    const at = i + 1 + 3 * k;
     if (at > n) return generic(text);
     if (at === n) break;
     if (unit !== 3600 && text.charCodeAt(at - 1) !== 58) return generic(text);
@@ -45,6 +48,8 @@ export function parseTimestamptz(text: string): Date | number | null {
   const utc = Date.UTC(year, month - 1, day, hour, minute, second, ms);
   return new Date(sign === 45 ? utc + offsetSeconds * 1000 : utc - offsetSeconds * 1000);
 }
+
+const OFFSET_UNITS = [3600, 60, 1];
 
 /** The `count` decimal digits at `at`, or -1 if any is not a digit. */
 function digits(text: string, at: number, count: number): number {

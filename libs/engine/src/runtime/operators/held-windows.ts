@@ -123,15 +123,12 @@ export class HeldWindows {
     let fired = 0;
     for (const slot of due) {
       slot.fired = true;
-      for (const side of [slot.dirty, slot.clean]) {
-        for (const cells of side) {
-          if (cells === undefined) continue;
-          // One array of the keys, then get(): iterating the map across awaits costs an object per window fired.
-          const keys = Array.from(cells.keys());
-          for (let i = 0; i < keys.length; i++) {
-            this.emitWindow(slot, keys[i], cells.get(keys[i]), now);
-            if (++fired % FIRING_CHUNK === 0) await this.host.handOver();
-          }
+      for (const cells of slot.maps()) {
+        // One array of the keys, then get(): iterating the map across awaits costs an object per window fired.
+        const keys = Array.from(cells.keys());
+        for (let i = 0; i < keys.length; i++) {
+          this.emitWindow(slot, keys[i], cells.get(keys[i]), now);
+          if (++fired % FIRING_CHUNK === 0) await this.host.handOver();
         }
       }
     }

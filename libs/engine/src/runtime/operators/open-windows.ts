@@ -66,6 +66,11 @@ export class EndSlot {
     return this.dirty[keyGroup]?.has(key) === true || this.clean[keyGroup]?.has(key) === true;
   }
 
+  /** Every non-empty map of this slot, dirty and clean. */
+  *maps(): IterableIterator<Cells> {
+    for (const side of [this.dirty, this.clean]) for (const cells of side) if (cells !== undefined && cells.size > 0) yield cells;
+  }
+
   /** Every window here: key, key group and accumulator. */
   *entries(): IterableIterator<[KeyValue, number, unknown]> {
     for (let kg = 0; kg < this.dirty.length; kg++) {
