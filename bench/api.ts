@@ -17,6 +17,7 @@
  *   publish time; delivery latency = arrival at a subscriber − publish time, one sample per subscriber per update.
  *   Baseline: the same updates through raw Redis pub/sub relayed to S plain WebSocket clients. Alternating rounds.
  * Latencies in HDR histograms (ms). Bounded to about two minutes; ends with one JSON line.
+ * BENCH_SERVER_NODE_ARGS adds Node flags to the server children (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`).
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -61,7 +62,7 @@ async function startServer(mode: 'weir' | 'fanout', channel = ''): Promise<Serve
   // The control plane logs as users run it (info: a line per request), into a file rather than over the table.
   const stdout = mode === 'weir' ? openSync(SERVER_LOG, 'w') : 'inherit';
   const child = fork(`${__dirname}/_api-server.ts`, [mode, channel], {
-    execArgv: ['-r', '@swc-node/register'],
+    execArgv: ['-r', '@swc-node/register', ...(process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean)],
     env: { ...process.env, WEIR_QUEUE_PREFIX: prefix },
     stdio: ['ignore', stdout, 'inherit', 'ipc'],
   });

@@ -1,4 +1,3 @@
-import type { IncomingMessage } from 'node:http';
 import { Controller, Delete, Get, HttpCode, Param, Post, Query, Req, Res } from '@nestjs/common';
 import {
   ApiBody,
@@ -11,6 +10,7 @@ import {
   ApiQuery,
   ApiTags,
 } from '@nestjs/swagger';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiIdempotencyKey } from '../idempotency/idempotent.decorator';
 import { idempotencyKeyOf } from '../idempotency/idempotency-key';
 import { REPLAYED_HEADER } from '../idempotency/idempotency.interceptor';
@@ -24,11 +24,6 @@ import type { Principal } from '../tenancy/principal';
 import { BundlesService } from './bundles.service';
 import { BundleDto, BundlePageDto, UploadBundleDto } from './dto/bundle.dto';
 import { bundleIdParamsSchema, bundleVersionParamsSchema, decodeBundleKey, listBundlesQuerySchema } from './dto/bundle.input';
-
-interface HttpResponse {
-  status(code: number): HttpResponse;
-  setHeader(name: string, value: string): void;
-}
 
 @ApiTags('bundles')
 @ApiTenantAuth()
@@ -54,21 +49,19 @@ export class BundlesController {
   @ApiProblemResponse(413, "The bundle is larger than the tenant's maxBundleBytes (type urn:weir:problem:quota-exceeded)")
   async upload(
     @CurrentPrincipal() principal: Principal,
-    @Req() req: IncomingMessage,
-    @Res({ passthrough: true }) res: HttpResponse,
+    @Req() request: FastifyRequest,
+    @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<BundleDto> {
     let key: string | undefined;
     try {
-      key = idempotencyKeyOf(req.headers);
+      key = idempotencyKeyOf(request.headers);
     } catch (err) {
-      req.resume();
+      request.raw.resume();
       throw err;
     }
-    const result = await this.bundles.upload(principal.tenantId, req, key);
-    if (result.replayed) {
-      res.status(result.statusCode);
-      res.setHeader(REPLAYED_HEADER, 'true');
-    }
+    // The raw stream: the multipart body is read part by part as it arrives (app.ts leaves it unparsed).
+    const result = await this.bundles.upload(principal.tenantId, request.raw, key);
+    if (result.replayed) reply.status(result.statusCode).header(REPLAYED_HEADER, 'true');
     return result.body;
   }
 

@@ -37,12 +37,13 @@ export function graphqlOptions(authenticator: ApiKeyAuthenticator, logger: Logge
     includeStacktraceInErrorResponses: false,
     autoTransformHttpErrors: false,
     formatError,
-    context: async (arg: { req?: { headers: Record<string, unknown> } } | WsContext): Promise<GraphqlContext> => {
+    // Apollo's Fastify integration passes the request itself; graphql-ws passes its connection context.
+    context: async (arg: { headers: Record<string, unknown> } | WsContext): Promise<GraphqlContext> => {
       if (isWsContext(arg)) {
         // Re-authenticated per operation (cached for seconds), so a revoked key cannot open new subscriptions.
         return authenticateContext(authenticator, tokenOf(arg.connectionParams?.authorization, true));
       }
-      return authenticateContext(authenticator, tokenOf(arg.req?.headers.authorization, false));
+      return authenticateContext(authenticator, tokenOf(arg.headers.authorization, false));
     },
     subscriptions: {
       'graphql-ws': {

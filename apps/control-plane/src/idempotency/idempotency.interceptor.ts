@@ -1,22 +1,13 @@
 import { Injectable, type CallHandler, type ExecutionContext, type NestInterceptor } from '@nestjs/common';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { catchError, concatMap, from, of, switchMap, type Observable } from 'rxjs';
+import { pathOf } from '../logging/request-hooks';
 import type { AuthenticatedRequest } from '../tenancy/auth.decorators';
 import { requestFingerprint } from './fingerprint';
 import { idempotencyKeyOf } from './idempotency-key';
 import { IdempotencyService, PLATFORM_SCOPE } from './idempotency.service';
 
-interface HttpRequest extends AuthenticatedRequest {
-  method: string;
-  path: string;
-  body: unknown;
-  headers: Record<string, string | string[] | undefined>;
-}
-
-interface HttpResponse {
-  statusCode: number;
-  status(code: number): HttpResponse;
-  setHeader(name: string, value: string): void;
-}
+type HttpRequest = FastifyRequest & AuthenticatedRequest;
 
 export const REPLAYED_HEADER = 'Idempotent-Replayed';
 
@@ -30,22 +21,21 @@ export class IdempotencyInterceptor implements NestInterceptor {
 
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
     const request = context.switchToHttp().getRequest<HttpRequest>();
-    const response = context.switchToHttp().getResponse<HttpResponse>();
+    const reply = context.switchToHttp().getResponse<FastifyReply>();
     const key = idempotencyKeyOf(request.headers);
     if (key === undefined) return next.handle();
     const scope = request.principal?.tenantId ?? (request.platformAdmin ? PLATFORM_SCOPE : undefined);
     if (!scope) throw new Error('@Idempotent() on a route without an authenticated caller');
-    const fingerprint = requestFingerprint(request.method, request.path, request.body ?? null);
+    const fingerprint = requestFingerprint(request.method, pathOf(request.url), request.body ?? null);
     return from(this.idempotency.begin(scope, key, fingerprint)).pipe(
       switchMap((outcome) => {
         if (outcome.kind === 'replay') {
-          response.status(outcome.statusCode);
-          response.setHeader(REPLAYED_HEADER, 'true');
+          reply.status(outcome.statusCode).header(REPLAYED_HEADER, 'true');
           return of(outcome.body);
         }
         return next.handle().pipe(
           concatMap(async (body: unknown) => {
-            await outcome.complete(response.statusCode, body);
+            await outcome.complete(reply.statusCode, body);
             return body;
           }),
           catchError(async (err: unknown) => {

@@ -1,6 +1,5 @@
-import { Global, Module, RequestMethod, type MiddlewareConsumer, type NestModule } from '@nestjs/common';
+import { Global, Module } from '@nestjs/common';
 import { ControlPlaneMetrics } from './control-plane-metrics';
-import { ALL_ROUTES, HttpMetricsMiddleware } from './http-metrics.middleware';
 import { MetricsIngestor } from './metrics-ingestor';
 import { MetricsPublisher } from './metrics-publisher';
 import { MetricsStore } from './metrics-store';
@@ -14,11 +13,7 @@ import { PrometheusController } from './prometheus.controller';
 @Global()
 @Module({
   controllers: [PrometheusController],
-  providers: [ControlPlaneMetrics, MetricsStore, MetricsIngestor, MetricsPublisher, HttpMetricsMiddleware],
+  providers: [ControlPlaneMetrics, MetricsStore, MetricsIngestor, MetricsPublisher],
   exports: [MetricsIngestor, MetricsStore, ControlPlaneMetrics],
 })
-export class MetricsModule implements NestModule {
-  configure(consumer: MiddlewareConsumer): void {
-    consumer.apply(HttpMetricsMiddleware).forRoutes({ path: ALL_ROUTES, method: RequestMethod.ALL });
-  }
-}
+export class MetricsModule {}

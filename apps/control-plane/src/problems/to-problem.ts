@@ -42,6 +42,13 @@ export function toProblem(error: unknown, instance: string, requestId: string | 
       },
     };
   }
+  const rejected = fastifyRejection(error);
+  if (rejected) {
+    return {
+      unexpected: false,
+      problem: { type: 'about:blank', title: STATUS_CODES[rejected.status] ?? 'Error', status: rejected.status, detail: rejected.detail, ...common },
+    };
+  }
   if (error instanceof DatabaseUnavailableError) {
     // Not the caller's fault and likely to pass: 503 tells clients and load balancers to retry.
     return {
@@ -74,4 +81,16 @@ function httpExceptionDetail(error: HttpException): string {
   const message = (response as { message?: unknown }).message;
   if (Array.isArray(message)) return message.map(String).join('; ');
   return typeof message === 'string' ? message : error.message;
+}
+
+/**
+ * What Fastify refuses before a handler runs (malformed JSON, a body too large, an unsupported content type): a 4xx
+ * `statusCode` and an `FST_` code, with a message that says what was wrong and nothing of the server.
+ */
+function fastifyRejection(error: unknown): { status: number; detail: string } | undefined {
+  if (!(error instanceof Error)) return undefined;
+  const { statusCode, code } = error as Error & { statusCode?: unknown; code?: unknown };
+  if (typeof code !== 'string' || !code.startsWith('FST_')) return undefined;
+  if (typeof statusCode !== 'number' || statusCode < 400 || statusCode >= 500) return undefined;
+  return { status: statusCode, detail: error.message };
 }

@@ -1,22 +1,16 @@
 import { Inject, Injectable, type CanActivate, type ExecutionContext } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { WeirConfig } from '@weir/config';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { WEIR_CONFIG } from '../control-plane-options';
+import { pathOf } from '../logging/request-hooks';
 import { AdminTokenVerifier } from './admin-token';
 import { ApiKeyAuthenticator } from './api-key.authenticator';
 import { ADMIN_ONLY, IS_PUBLIC, REQUIRED_SCOPE, type AuthenticatedRequest } from './auth.decorators';
 import { ForbiddenProblem, UnauthorizedProblem } from './auth.problems';
 import type { Scope } from './principal';
 
-interface HttpRequest extends AuthenticatedRequest {
-  method: string;
-  path: string;
-  headers: Record<string, string | string[] | undefined>;
-}
-
-interface HttpResponse {
-  setHeader(name: string, value: string): void;
-}
+type HttpRequest = FastifyRequest & AuthenticatedRequest;
 
 const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 const MAX_TOKEN_LENGTH = 512;
@@ -42,8 +36,8 @@ export class AuthGuard implements CanActivate {
     if (context.getType() !== 'http') return true;
     const request = context.switchToHttp().getRequest<HttpRequest>();
     const targets = [context.getHandler(), context.getClass()];
-    if (!isApiPath(request.path) || this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, targets)) return true;
-    const response = context.switchToHttp().getResponse<HttpResponse>();
+    if (!isApiPath(pathOf(request.url)) || this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, targets)) return true;
+    const reply = context.switchToHttp().getResponse<FastifyReply>();
     try {
       const token = bearerToken(request.headers.authorization);
       if (this.reflector.getAllAndOverride<boolean>(ADMIN_ONLY, targets)) {
@@ -60,7 +54,7 @@ export class AuthGuard implements CanActivate {
       request.principal = principal;
       return true;
     } catch (err) {
-      if (err instanceof UnauthorizedProblem) response.setHeader('WWW-Authenticate', 'Bearer realm="weir"');
+      if (err instanceof UnauthorizedProblem) reply.header('WWW-Authenticate', 'Bearer realm="weir"');
       throw err;
     }
   }
