@@ -11,6 +11,8 @@ import { ProblemDetailsFilter } from './problems/problem-details.filter';
 
 /** Largest JSON body accepted (rule sets are the largest); bundles are multipart and limited per tenant instead. */
 export const JSON_BODY_LIMIT_BYTES = 1024 * 1024;
+/** Longest a request may take to arrive whole, bundle uploads included. */
+const REQUEST_TIMEOUT_MS = 300_000;
 
 /**
  * Builds the control plane without listening: main.ts listens on the configured address, tests on port 0.
@@ -25,6 +27,8 @@ export async function createApp(options: ControlPlaneOptions, { init = true } = 
     genReqId: requestIdOf,
     requestIdHeader: false,
     bodyLimit: JSON_BODY_LIMIT_BYTES,
+    // Node's default, which Fastify turns off: a client that trickles a request (a slow-loris upload) is cut off.
+    requestTimeout: REQUEST_TIMEOUT_MS,
     // Express's matching, which clients of the earlier releases relied on: /v1/slos/ is /v1/slos.
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 512 },
   });
