@@ -8,6 +8,7 @@ import { ApiKeysService } from './api-keys.service';
 import { AuthGuard } from './auth.guard';
 import { QuotaService } from './quota.service';
 import { TenantDb } from './tenant-db';
+import { TenantDirectory } from './tenant-directory';
 import { CurrentTenantController, TenantsController } from './tenants.controller';
 import { TenantsRepository } from './tenants.repository';
 import { TenantsService } from './tenants.service';
@@ -25,6 +26,7 @@ import { TenantsService } from './tenants.service';
     ApiKeyRevocations,
     QuotaService,
     TenantsRepository,
+    TenantDirectory,
     TenantsService,
     ApiKeysRepository,
     ApiKeysService,

@@ -9,6 +9,12 @@ export interface Tenant {
   readonly createdAt: Date;
 }
 
+/** What the platform administrator may change of a tenant; what is left out stays as it is. */
+export interface TenantPatch {
+  readonly name?: string;
+  readonly quotas?: Partial<TenantQuotas>;
+}
+
 export interface ApiKey {
   readonly id: string;
   readonly tenantId: string;

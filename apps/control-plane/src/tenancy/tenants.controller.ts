@@ -1,18 +1,27 @@
-import { Body, Controller, Get, Param, Post } from '@nestjs/common';
-import { ApiBody, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
+import { Body, Controller, Get, Param, Patch, Post, Query } from '@nestjs/common';
+import { ApiBody, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiParam, ApiQuery, ApiTags } from '@nestjs/swagger';
 import { Idempotent } from '../idempotency/idempotent.decorator';
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../pagination/page-query';
 import { ApiProblemResponse } from '../problems/api-problem-response.decorator';
 import { parseInput } from '../validation/parse-input';
 import { ApiAdminAuth, ApiTenantAuth } from './api-docs.decorators';
 import { ApiKeysService } from './api-keys.service';
 import { AdminOnly, CurrentPrincipal } from './auth.decorators';
-import { CreateApiKeyDto, CreatedApiKeyDto, CreateTenantDto, TenantDto } from './dto/tenancy.dto';
-import { createApiKeyBodySchema, createTenantBodySchema, tenantIdParamsSchema } from './dto/tenancy.input';
+import { CreateApiKeyDto, CreatedApiKeyDto, CreateTenantDto, PatchTenantDto, TenantDto, TenantPageDto } from './dto/tenancy.dto';
+import { createApiKeyBodySchema, createTenantBodySchema, listTenantsQuerySchema, patchTenantBodySchema, tenantIdParamsSchema } from './dto/tenancy.input';
 import type { Principal } from './principal';
 import { TenantsService } from './tenants.service';
 
-/** Bootstrap by the platform administrator: tenants, and a first key for each. */
+const ID_PARAM = { name: 'id', description: 'The tenant id' };
+
+/**
+ * Platform administration of tenants: bootstrap (a tenant and a first key for it), then listing, reading and changing
+ * them. @AdminOnly() sits on the class, not on each handler: a route added here and left undecorated must not fall
+ * back to a tenant key's scope check, since the list names every tenant.
+ */
+@AdminOnly()
 @ApiTags('tenants')
+@ApiAdminAuth()
 @ApiProblemResponse(500, 'Unexpected failure; the detail is generic and the request id is logged')
 @ApiProblemResponse(503, 'A dependency (Postgres) is unavailable; retry later')
 @Controller('v1/tenants')
@@ -23,9 +32,7 @@ export class TenantsController {
   ) {}
 
   @Post()
-  @AdminOnly()
   @Idempotent()
-  @ApiAdminAuth()
   @ApiOperation({ summary: 'Create a tenant (platform admin)' })
   @ApiBody({ type: CreateTenantDto })
   @ApiCreatedResponse({ type: TenantDto })
@@ -35,12 +42,53 @@ export class TenantsController {
     return TenantDto.from(await this.tenants.create(input.name, input.quotas ?? {}));
   }
 
+  @Get()
+  @ApiOperation({ summary: 'List every tenant, in id order (platform admin)' })
+  @ApiQuery({ name: 'limit', required: false, schema: { type: 'integer', minimum: 1, maximum: MAX_PAGE_SIZE, default: DEFAULT_PAGE_SIZE } })
+  @ApiQuery({ name: 'cursor', required: false, description: 'nextCursor of the previous page' })
+  @ApiOkResponse({ type: TenantPageDto })
+  @ApiProblemResponse(400, 'A query parameter is invalid; the problem names it')
+  async list(@Query() query: unknown): Promise<TenantPageDto> {
+    const { limit, cursor } = parseInput(listTenantsQuerySchema, query, 'query');
+    const page = await this.tenants.list(limit, cursor);
+    return { items: page.items.map(TenantDto.from), nextCursor: page.nextCursor };
+  }
+
+  @Get(':id')
+  @ApiOperation({ summary: 'One tenant and its quotas (platform admin)' })
+  @ApiParam(ID_PARAM)
+  @ApiOkResponse({ type: TenantDto })
+  @ApiProblemResponse(400, 'The id is not a tenant id')
+  @ApiProblemResponse(404, 'No tenant has this id')
+  async get(@Param('id') id: string): Promise<TenantDto> {
+    const params = parseInput(tenantIdParamsSchema, { id }, 'path');
+    return TenantDto.from(await this.tenants.get(params.id));
+  }
+
+  @Patch(':id')
+  @ApiOperation({
+    summary: 'Rename a tenant or change its quotas (platform admin)',
+    description:
+      'Only what the body names changes. A quota may be set below what the tenant uses now: that affects new requests only. ' +
+      'Nothing running is stopped or scaled down and no stored bundle is removed, but the next deployment, rescale, upgrade or ' +
+      'bundle upload that would exceed the new limit is refused (409, or 413 for a bundle). A patch and a concurrent quota ' +
+      "check of the same tenant queue on the tenant's row, so a deploy is checked against the quotas before or after the patch.",
+  })
+  @ApiParam(ID_PARAM)
+  @ApiBody({ type: PatchTenantDto })
+  @ApiOkResponse({ type: TenantDto })
+  @ApiProblemResponse(400, 'The body or the id is invalid, or the body changes nothing; the problem names the field')
+  @ApiProblemResponse(404, 'No tenant has this id')
+  async patch(@Param('id') id: string, @Body() body: unknown): Promise<TenantDto> {
+    const params = parseInput(tenantIdParamsSchema, { id }, 'path');
+    const input = parseInput(patchTenantBodySchema, body ?? {}, 'body');
+    return TenantDto.from(await this.tenants.update(params.id, input));
+  }
+
   @Post(':id/api-keys')
-  @AdminOnly()
   @Idempotent()
-  @ApiAdminAuth()
   @ApiOperation({ summary: "Create an API key for a tenant (platform admin bootstrap); its secret is shown once" })
-  @ApiParam({ name: 'id', description: 'The tenant id' })
+  @ApiParam(ID_PARAM)
   @ApiBody({ type: CreateApiKeyDto })
   @ApiCreatedResponse({ type: CreatedApiKeyDto })
   @ApiProblemResponse(400, 'The body or the id is invalid; the problem names the field')

@@ -1,10 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import type { PoolClient } from '@weir/db';
 import type { TenantQuotas } from './quotas';
-import type { Tenant } from './tenant';
+import type { Tenant, TenantPatch } from './tenant';
 import type { TenantDb } from './tenant-db';
 
-interface TenantRow {
+export interface TenantRow {
   id: string;
   name: string;
   max_deployments: number;
@@ -35,6 +35,26 @@ export class TenantsRepository {
     return rows.length ? toTenant(rows[0]) : null;
   }
 
+  /**
+   * Changes what the patch names, leaves the rest; null when there is no such tenant. An UPDATE that changes no key
+   * column locks the row FOR NO KEY UPDATE, the lock QuotaService.lockQuotas takes: a patch and a concurrent quota
+   * check of the same tenant queue behind each other, so a deploy is checked against the quotas before the patch or
+   * after it, never a mix; foreign keys' KEY SHARE locks (the tenant's other writers) do not wait for it.
+   */
+  async update(client: PoolClient, id: string, patch: TenantPatch): Promise<Tenant | null> {
+    const { rows } = await client.query<TenantRow>(
+      `UPDATE tenants SET
+         name = COALESCE($2, name),
+         max_deployments = COALESCE($3, max_deployments),
+         max_total_parallelism = COALESCE($4, max_total_parallelism),
+         max_bundle_bytes = COALESCE($5::bigint, max_bundle_bytes)
+       WHERE id = $1
+       RETURNING ${COLUMNS}`,
+      [id, patch.name ?? null, patch.quotas?.maxDeployments ?? null, patch.quotas?.maxTotalParallelism ?? null, patch.quotas?.maxBundleBytes ?? null],
+    );
+    return rows.length ? toTenant(rows[0]) : null;
+  }
+
   /** `find` as a read of its own, in one round trip (TenantDb.read): GET /v1/tenant and GraphQL's `tenant`. */
   async read(db: TenantDb, id: string): Promise<Tenant | null> {
     const rows = await db.read<TenantRow>(id, { ...FIND, values: [id] });
@@ -42,7 +62,7 @@ export class TenantsRepository {
   }
 }
 
-function toTenant(row: TenantRow): Tenant {
+export function toTenant(row: TenantRow): Tenant {
   return {
     id: row.id,
     name: row.name,

@@ -11,7 +11,8 @@ export function parseInput<S extends z.ZodType>(schema: S, value: unknown, where
   if (result.success) return result.data;
   const errors = result.error.issues.flatMap((issue): InvalidParameter[] => {
     if (issue.code === 'unrecognized_keys') {
-      return issue.keys.map((key) => ({ in: where, name: key, reason: 'is not a recognised parameter' }));
+      // Named with the object they sit in (`quotas.foo`), so a nested mistake is found where it is.
+      return issue.keys.map((key) => ({ in: where, name: [...issue.path.map(String), key].join('.'), reason: 'is not a recognised parameter' }));
     }
     return [{ in: where, name: issue.path.map(String).join('.') || '(root)', reason: issue.message }];
   });

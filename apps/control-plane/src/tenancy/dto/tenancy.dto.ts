@@ -20,6 +20,18 @@ export class CreateTenantDto {
   @ApiPropertyOptional({ type: TenantQuotasInputDto }) quotas?: TenantQuotasInputDto;
 }
 
+/** No defaults here: a quota left out of a patch keeps its current value. */
+export class TenantQuotasPatchDto {
+  @ApiPropertyOptional({ minimum: 0, maximum: 100000 }) maxDeployments?: number;
+  @ApiPropertyOptional({ minimum: 0, maximum: 1000000 }) maxTotalParallelism?: number;
+  @ApiPropertyOptional({ minimum: 1, maximum: 5368709120 }) maxBundleBytes?: number;
+}
+
+export class PatchTenantDto {
+  @ApiPropertyOptional({ minLength: 1, maxLength: 200, example: 'Acme payments' }) name?: string;
+  @ApiPropertyOptional({ type: TenantQuotasPatchDto, description: 'At least one quota when given' }) quotas?: TenantQuotasPatchDto;
+}
+
 export class TenantDto {
   @ApiProperty({ example: 't0a1b2c3d4e5f6a7b8c9d' }) id!: string;
   @ApiProperty() name!: string;
@@ -29,6 +41,12 @@ export class TenantDto {
   static from(tenant: Tenant): TenantDto {
     return { id: tenant.id, name: tenant.name, quotas: { ...tenant.quotas }, createdAt: tenant.createdAt.toISOString() };
   }
+}
+
+export class TenantPageDto {
+  @ApiProperty({ type: [TenantDto] }) items!: TenantDto[];
+  @ApiProperty({ type: String, nullable: true, description: 'Pass as `cursor` for the next page; null on the last' })
+  nextCursor!: string | null;
 }
 
 export class CreateApiKeyDto {
