@@ -84,6 +84,31 @@ describe('S3 blob store', () => {
     await expect(store.get(key)).rejects.toBeInstanceOf(BlobNotFoundError);
   });
 
+  it('copies inside the store: the copy reads back the same bytes, and the source stays', async () => {
+    const size = 6 * MiB + 5;
+    const { stream, sha256 } = generated(size, 3);
+    // A multipart source, and keys that need URL-encoding as a copy source (a space, non-ASCII).
+    const from = `${prefix}copy/sourcé file.bin`;
+    const to = `${prefix}copy/copied ü.bin`;
+    await store.put(from, stream);
+    const copy = await store.copy(from, to, { contentType: 'application/javascript', metadata: { sha256: await sha256 } });
+    expect(copy.key).toBe(to);
+    // s3rver computes no checksums; a store that does reports the copy's own.
+    if (copy.sha256 !== undefined) expect(copy.sha256).toBe(await sha256);
+    expect((await store.head(to))?.size).toBe(size);
+    expect(await sha256Of(await store.get(to))).toEqual({ sha256: await sha256, bytes: size });
+    expect((await store.head(from))?.size).toBe(size);
+  });
+
+  it('refuses to copy an absent object with BlobNotFoundError naming the source, and writes nothing', async () => {
+    const from = `${prefix}copy/missing.bin`;
+    const to = `${prefix}copy/never.bin`;
+    const err = await store.copy(from, to).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(BlobNotFoundError);
+    expect(err).toMatchObject({ key: from });
+    expect(await store.head(to)).toBeNull();
+  });
+
   it('probes the bucket', async () => {
     await expect(store.probe()).resolves.toBeUndefined();
   });

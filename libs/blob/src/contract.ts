@@ -21,6 +21,22 @@ export interface PutResult {
   readonly etag: string | undefined;
 }
 
+export interface CopyOptions {
+  /** Either one replaces both of the source's (S3's REPLACE directive); with neither, the copy keeps the source's. */
+  readonly contentType?: string;
+  readonly metadata?: Readonly<Record<string, string>>;
+}
+
+export interface CopyResult {
+  readonly key: string;
+  readonly etag: string | undefined;
+  /**
+   * Hex SHA-256 of the copy, computed by the store from the bytes it wrote (AWS S3 does); undefined when the store
+   * computes no checksums (s3rver) or reports only a checksum of part checksums.
+   */
+  readonly sha256: string | undefined;
+}
+
 export interface ListOptions {
   /** Stop after this many keys (default: all). */
   readonly limit?: number;
@@ -39,6 +55,12 @@ export interface BlobStore {
   get(key: string, options?: { signal?: AbortSignal }): Promise<Readable>;
   /** The object's size and etag, or null when it is absent. */
   head(key: string, options?: { signal?: AbortSignal }): Promise<BlobInfo | null>;
+  /**
+   * Copies `fromKey` to `toKey` inside the store (one CopyObject: no byte passes through this process); throws
+   * BlobNotFoundError when the source is absent. At most 5 GiB, S3's limit for one CopyObject: S3 refuses a larger
+   * source (BlobStoreError). Larger copies would need UploadPartCopy, which s3rver does not implement.
+   */
+  copy(fromKey: string, toKey: string, options?: CopyOptions): Promise<CopyResult>;
   /** Removes the object; removing an absent object succeeds. */
   delete(key: string): Promise<void>;
   /** Every object whose key starts with `prefix`, in key order, fetched page by page. */

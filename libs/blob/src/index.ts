@@ -1,3 +1,3 @@
-export type { BlobInfo, BlobStore, ListOptions, PutOptions, PutResult } from './contract';
+export type { BlobInfo, BlobStore, CopyOptions, CopyResult, ListOptions, PutOptions, PutResult } from './contract';
 export { createBlobStore, type BlobStoreOptions, type S3Config } from './s3-blob-store';
 export { BlobNotFoundError, BlobStoreError } from './errors';

@@ -1,5 +1,6 @@
 import type { Readable } from 'node:stream';
 import {
+  CopyObjectCommand,
   CreateBucketCommand,
   DeleteObjectCommand,
   GetObjectCommand,
@@ -10,7 +11,7 @@ import {
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import type { WeirConfig } from '@weir/config';
-import type { BlobInfo, BlobStore, ListOptions, PutOptions, PutResult } from './contract';
+import type { BlobInfo, BlobStore, CopyOptions, CopyResult, ListOptions, PutOptions, PutResult } from './contract';
 import { BlobNotFoundError, isNotFound, toBlobStoreError } from './errors';
 
 export type S3Config = Pick<
@@ -33,6 +34,21 @@ export interface BlobStoreOptions {
 }
 
 const LIST_PAGE = 1000;
+
+/**
+ * S3 wants the copy source URL-encoded (the SDK sends it as given); segment by segment, so the slashes stay.
+ * s3rver decodes it with decodeURI, which leaves %2B, %3D, %26 and the like encoded: there a source key with
+ * `+ = & $ , ; : @ # ?` is not found. AWS S3 and MinIO need those encoded (a bare `+` reads as a space).
+ */
+function copySource(bucket: string, key: string): string {
+  return `${bucket}/${key.split('/').map(encodeURIComponent).join('/')}`;
+}
+
+/** A full-object SHA-256 as hex; a composite one (a checksum of part checksums, suffixed `-<parts>`) is not one. */
+function fullObjectSha256(checksum: string | undefined, type: string | undefined): string | undefined {
+  if (checksum === undefined || type === 'COMPOSITE' || !/^[A-Za-z0-9+/]{43}=$/.test(checksum)) return undefined;
+  return Buffer.from(checksum, 'base64').toString('hex');
+}
 
 export function createBlobStore(config: S3Config, options: BlobStoreOptions = {}): BlobStore {
   const client = new S3Client({
@@ -100,6 +116,29 @@ class S3BlobStore implements BlobStore {
     } catch (err) {
       if (isNotFound(err)) return null;
       throw toBlobStoreError(err, `head s3://${this.bucket}/${key}`);
+    }
+  }
+
+  async copy(fromKey: string, toKey: string, options: CopyOptions = {}): Promise<CopyResult> {
+    const replace = options.contentType !== undefined || options.metadata !== undefined;
+    try {
+      const out = await this.client.send(
+        new CopyObjectCommand({
+          Bucket: this.bucket,
+          Key: toKey,
+          CopySource: copySource(this.bucket, fromKey),
+          // S3 reads every byte to copy them: asking for their SHA-256 lets the caller verify the copy without reading it.
+          ChecksumAlgorithm: 'SHA256',
+          MetadataDirective: replace ? 'REPLACE' : undefined,
+          ContentType: options.contentType,
+          Metadata: options.metadata ? { ...options.metadata } : undefined,
+        }),
+      );
+      const result = out.CopyObjectResult;
+      return { key: toKey, etag: result?.ETag, sha256: fullObjectSha256(result?.ChecksumSHA256, result?.ChecksumType) };
+    } catch (err) {
+      if (isNotFound(err)) throw new BlobNotFoundError(this.bucket, fromKey, { cause: err });
+      throw toBlobStoreError(err, `copy s3://${this.bucket}/${fromKey} to ${toKey}`);
     }
   }
 

@@ -23,7 +23,11 @@ export function bundleObjectKey(tenantId: string, name: string, version: string,
   return `tenants/${tenantId}/bundles/${name}/${version}/${sha256}.js`;
 }
 
-/** Where an upload lands before its hash is known; removed once the bundle is stored, or on any failure. */
-export function stagingObjectKey(tenantId: string, name: string, version: string): string {
-  return `tenants/${tenantId}/bundles/${name}/${version}/uploads/${randomUUID()}.partial`;
+/**
+ * Where an upload lands before its hash is known; removed once the bundle is stored, or on any failure. Not under
+ * the version: a version may hold `+` (build metadata), and this key is a copy source, which the S3 servers do not
+ * decode alike (see @weir/blob's copy); a slug and a UUID need no encoding.
+ */
+export function stagingObjectKey(tenantId: string, name: string): string {
+  return `tenants/${tenantId}/bundles/${name}/uploads/${randomUUID()}.partial`;
 }

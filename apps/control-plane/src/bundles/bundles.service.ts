@@ -67,7 +67,7 @@ export class BundlesService {
           file.resume();
           throw new BundleVersionExistsProblem(m.name, m.version);
         }
-        return this.storage.stage(file, stagingObjectKey(tenantId, m.name, m.version), maxBundleBytes, signal);
+        return this.storage.stage(file, stagingObjectKey(tenantId, m.name), maxBundleBytes, signal);
       },
     }).catch((err: unknown) => {
       throw this.toProblem(err, maxBundleBytes);
@@ -131,7 +131,7 @@ export class BundlesService {
         manifest,
       });
       // The row's unique index is held until commit, so no concurrent upload of this version writes this key.
-      await this.storage.promote(stored.key, s3Key, stored.sha256, stored.sizeBytes);
+      await this.storage.promote(stored, s3Key);
       return bundle;
     }).catch(async (err: unknown) => {
       if (!(err instanceof BundleVersionExistsProblem)) await this.storage.remove(s3Key);

@@ -1,5 +1,5 @@
 import { Readable } from 'node:stream';
-import { BlobNotFoundError, type BlobInfo, type BlobStore, type PutResult } from '@weir/blob';
+import { BlobNotFoundError, type BlobInfo, type BlobStore, type CopyResult, type PutResult } from '@weir/blob';
 
 /** An in-memory BlobStore for specs: records the order of puts and deletes. */
 export class MemoryBlobStore implements BlobStore {
@@ -32,6 +32,13 @@ export class MemoryBlobStore implements BlobStore {
   async head(key: string): Promise<BlobInfo | null> {
     const object = this.objects.get(key);
     return object ? { key, size: object.bytes.length, lastModified: object.lastModified, etag: undefined } : null;
+  }
+
+  async copy(fromKey: string, toKey: string): Promise<CopyResult> {
+    const object = this.objects.get(fromKey);
+    if (!object) throw new BlobNotFoundError(this.bucket, fromKey);
+    this.objects.set(toKey, { bytes: object.bytes, lastModified: new Date() });
+    return { key: toKey, etag: undefined, sha256: undefined };
   }
 
   async delete(key: string): Promise<void> {
