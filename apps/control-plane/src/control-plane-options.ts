@@ -10,6 +10,8 @@ export interface ControlPlaneOptions {
   readonly workerSweepIntervalMs?: number;
   /** Upper bound on each dependency check of /health/ready (default 2000 ms). */
   readonly healthCheckTimeoutMs?: number;
+  /** How often the API key uses noted in memory are written (default 60 000 ms): how late `lastUsedAt` may be. */
+  readonly apiKeyUsageFlushIntervalMs?: number;
 }
 
 export const CONTROL_PLANE_OPTIONS = Symbol('CONTROL_PLANE_OPTIONS');

@@ -1,6 +1,7 @@
 import type { Pool } from '@weir/db';
 import { describe, expect, it } from 'vitest';
 import { generateApiKey } from './api-key-format';
+import type { ApiKeyUsage } from './api-key-usage';
 import { ApiKeyAuthenticator } from './api-key.authenticator';
 import { UnauthorizedProblem } from './auth.problems';
 
@@ -31,13 +32,20 @@ function fakePool(keys: Map<string, { tenantId: string; scope: 'read' | 'write';
   };
 }
 
+/** Records what the authenticator notes, instead of writing it. */
+function fakeUsage() {
+  const noted: { keyId: string; tenantId: string; at: number }[] = [];
+  const usage = { note: (keyId: string, tenantId: string, at: number) => void noted.push({ keyId, tenantId, at }) };
+  return { usage: usage as unknown as ApiKeyUsage, noted };
+}
+
 describe('ApiKeyAuthenticator', () => {
   const key = generateApiKey();
   const keys = new Map([[key.keyId, { tenantId: 't1', scope: 'write' as const, sha: key.secretSha256 }]]);
 
   it('returns the principal and caches the lookup', async () => {
     const db = fakePool(keys);
-    const auth = new ApiKeyAuthenticator(db.pool);
+    const auth = new ApiKeyAuthenticator(db.pool, fakeUsage().usage);
     expect(await auth.authenticate(key.token)).toEqual({ tenantId: 't1', keyId: key.keyId, scopes: ['read', 'write'] });
     await auth.authenticate(key.token);
     expect(db.queries()).toBe(1);
@@ -45,14 +53,14 @@ describe('ApiKeyAuthenticator', () => {
 
   it('shares one query among concurrent lookups of a key', async () => {
     const db = fakePool(keys);
-    const auth = new ApiKeyAuthenticator(db.pool);
+    const auth = new ApiKeyAuthenticator(db.pool, fakeUsage().usage);
     await Promise.all([auth.authenticate(key.token), auth.authenticate(key.token), auth.authenticate(key.token)]);
     expect(db.queries()).toBe(1);
   });
 
   it('refuses a wrong secret, an unknown id and a malformed token alike, without caching unknown ids', async () => {
     const db = fakePool(keys);
-    const auth = new ApiKeyAuthenticator(db.pool);
+    const auth = new ApiKeyAuthenticator(db.pool, fakeUsage().usage);
     const other = generateApiKey();
     for (const token of [`weir_${key.keyId}_${other.secret}`, other.token, other.token, 'Bearer x']) {
       await expect(auth.authenticate(token)).rejects.toBeInstanceOf(UnauthorizedProblem);
@@ -60,9 +68,24 @@ describe('ApiKeyAuthenticator', () => {
     expect(db.queries()).toBe(3);
   });
 
+  it('notes each successful authentication as a use of the key, and nothing for a refused one', async () => {
+    const db = fakePool(keys);
+    const usage = fakeUsage();
+    const auth = new ApiKeyAuthenticator(db.pool, usage.usage);
+    const before = Date.now();
+    await auth.authenticate(key.token);
+    await auth.authenticate(key.token);
+    await expect(auth.authenticate(`weir_${key.keyId}_${generateApiKey().secret}`)).rejects.toBeInstanceOf(UnauthorizedProblem);
+    expect(usage.noted.map((u) => [u.keyId, u.tenantId])).toEqual([
+      [key.keyId, 't1'],
+      [key.keyId, 't1'],
+    ]);
+    expect(usage.noted.every((u) => u.at >= before && u.at <= Date.now())).toBe(true);
+  });
+
   it('looks the key up again after invalidate, and does not cache a lookup that raced with it', async () => {
     const db = fakePool(keys);
-    const auth = new ApiKeyAuthenticator(db.pool);
+    const auth = new ApiKeyAuthenticator(db.pool, fakeUsage().usage);
     await auth.authenticate(key.token);
     auth.invalidate(key.keyId);
     const release = db.hold();

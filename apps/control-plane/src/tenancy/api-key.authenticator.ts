@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { toDatabaseError, type Pool } from '@weir/db';
 import { PG_POOL } from '../infrastructure/tokens';
 import { parseApiKey, secretMatches } from './api-key-format';
+import { ApiKeyUsage } from './api-key-usage';
 import { UnauthorizedProblem } from './auth.problems';
 import { scopesOf, type Principal, type Scope } from './principal';
 
@@ -31,6 +32,9 @@ const INVALID = 'The API key is invalid or has been revoked';
  * another instance stops working here within that time; revocation through this instance evicts it at once
  * (invalidate). The cache holds hashes, never secrets; unknown ids are not cached, so made-up keys cannot fill it.
  * Concurrent lookups of one key id share one query.
+ *
+ * Every successful authentication is noted in ApiKeyUsage (in memory, no await), which writes keys' last use
+ * periodically: no request waits for, or causes, a database write.
  */
 @Injectable()
 export class ApiKeyAuthenticator {
@@ -39,7 +43,10 @@ export class ApiKeyAuthenticator {
   /** Bumped by every invalidation, so a lookup that started before a revocation cannot cache the revoked key. */
   private generation = 0;
 
-  constructor(@Inject(PG_POOL) private readonly pool: Pool) {}
+  constructor(
+    @Inject(PG_POOL) private readonly pool: Pool,
+    private readonly usage: ApiKeyUsage,
+  ) {}
 
   /** Resolves the principal, or throws UnauthorizedProblem (never saying whether the id or the secret was wrong). */
   async authenticate(token: string): Promise<Principal> {
@@ -47,6 +54,7 @@ export class ApiKeyAuthenticator {
     if (!parsed) throw new UnauthorizedProblem('The bearer token is not a Weir API key (weir_<id>_<secret>)');
     const record = await this.lookup(parsed.keyId);
     if (!record || !secretMatches(parsed.secret, record.secretSha256)) throw new UnauthorizedProblem(INVALID);
+    this.usage.note(parsed.keyId, record.tenantId, Date.now());
     return { tenantId: record.tenantId, keyId: parsed.keyId, scopes: scopesOf(record.scope) };
   }
 

@@ -10,13 +10,15 @@ interface ApiKeyRow {
   scope: Scope;
   created_at: Date;
   revoked_at: Date | null;
+  last_used_at: Date | null;
 }
 
-const COLUMNS = 'id, tenant_id, name, scope, created_at, revoked_at';
+const COLUMNS = 'id, tenant_id, name, scope, created_at, revoked_at, last_used_at';
 
 /**
  * SQL of `api_keys`, inside TenantDb.run(tenantId) (the list: TenantDb.readWith). Every statement names the tenant as well: RLS is the backstop,
- * not the filter. The secret hash is written here and read only by api_key_for_authentication.
+ * not the filter. The secret hash is written here and read only by api_key_for_authentication; last_used_at is read
+ * here and written only by api_keys_mark_used (ApiKeyUsage).
  */
 @Injectable()
 export class ApiKeysRepository {
@@ -58,5 +60,6 @@ function toApiKey(row: ApiKeyRow): ApiKey {
     scope: row.scope,
     createdAt: row.created_at,
     revokedAt: row.revoked_at,
+    lastUsedAt: row.last_used_at,
   };
 }

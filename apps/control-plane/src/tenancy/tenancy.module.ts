@@ -1,6 +1,7 @@
 import { Global, Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import { ApiKeyRevocations } from './api-key-revocations';
+import { ApiKeyUsage } from './api-key-usage';
 import { ApiKeyAuthenticator } from './api-key.authenticator';
 import { ApiKeysController } from './api-keys.controller';
 import { ApiKeysRepository } from './api-keys.repository';
@@ -24,6 +25,7 @@ import { TenantsService } from './tenants.service';
     TenantDb,
     ApiKeyAuthenticator,
     ApiKeyRevocations,
+    ApiKeyUsage,
     QuotaService,
     TenantsRepository,
     TenantDirectory,

@@ -22,6 +22,8 @@ export interface ApiKey {
   readonly scope: Scope;
   readonly createdAt: Date;
   readonly revokedAt: Date | null;
+  /** Approximate: written every flush interval, not on each request (ApiKeyUsage). */
+  readonly lastUsedAt: Date | null;
 }
 
 /**

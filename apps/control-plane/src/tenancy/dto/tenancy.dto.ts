@@ -60,6 +60,16 @@ export class ApiKeyDto {
   @ApiProperty({ enum: SCOPES }) scope!: string;
   @ApiProperty({ format: 'date-time' }) createdAt!: string;
   @ApiProperty({ type: String, format: 'date-time', nullable: true }) revokedAt!: string | null;
+  @ApiProperty({
+    type: String,
+    format: 'date-time',
+    nullable: true,
+    description:
+      'When the key last authenticated a request (REST or GraphQL); null if it has not since Weir began recording uses. ' +
+      'Approximate: each control-plane instance notes uses in memory and writes them every 60 s, so this can be up to ' +
+      'about a minute late (a use in the last moments before an instance stops can be missed).',
+  })
+  lastUsedAt!: string | null;
 
   static from(key: ApiKey): ApiKeyDto {
     return {
@@ -68,6 +78,7 @@ export class ApiKeyDto {
       scope: key.scope,
       createdAt: key.createdAt.toISOString(),
       revokedAt: key.revokedAt ? key.revokedAt.toISOString() : null,
+      lastUsedAt: key.lastUsedAt ? key.lastUsedAt.toISOString() : null,
     };
   }
 }
