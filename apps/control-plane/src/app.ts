@@ -10,7 +10,7 @@ import { registerHttpMetrics } from './metrics/http-metrics.hook';
 import { ProblemDetailsFilter } from './problems/problem-details.filter';
 
 /** Largest JSON body accepted (rule sets are the largest); bundles are multipart and limited per tenant instead. */
-export const JSON_BODY_LIMIT_BYTES = 1024 * 1024;
+const JSON_BODY_LIMIT_BYTES = 1024 * 1024;
 /** Longest a request may take to arrive whole, bundle uploads included. */
 const REQUEST_TIMEOUT_MS = 300_000;
 
@@ -29,7 +29,7 @@ export async function createApp(options: ControlPlaneOptions, { init = true } = 
     bodyLimit: JSON_BODY_LIMIT_BYTES,
     // Node's default, which Fastify turns off: a client that trickles a request (a slow-loris upload) is cut off.
     requestTimeout: REQUEST_TIMEOUT_MS,
-    // Express's matching, which clients of the earlier releases relied on: /v1/slos/ is /v1/slos.
+    // As under Express, which earlier clients relied on: /v1/slos/ is /v1/slos.
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 512 },
   });
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(options, logger), adapter, {
