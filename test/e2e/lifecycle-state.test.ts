@@ -7,6 +7,7 @@
  * one call, and upgraded with a savepoint. After every step the committed output equals an uninterrupted run's,
  * record by record.
  */
+import { Pool } from 'pg';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { waitForDeployment, waitForStatus, type Api } from '../control-plane/deployments/support';
 import { eventually } from '../control-plane/support/control-plane';
@@ -124,6 +125,20 @@ describe('deployment lifecycle keeps state', { timeout: 240_000 }, () => {
     gate.open();
     await send(); // the job still runs: this is counted once S3 takes its checkpoints again
     await expectExactOutput();
+
+    // A stop recorded two minutes ago whose command never reached the worker (the control plane died between the
+    // two): the reconciler finds no such command in the worker's queue and forgets the stop; the job keeps running.
+    const owner = new Pool({ connectionString: platform.config.WEIR_PG_OWNER_URL, max: 1 });
+    try {
+      const lost = { savepointId: 'sp-lost', runNo: 3, requestedAt: new Date(Date.now() - 120_000).toISOString() };
+      await owner.query(`UPDATE deployments SET pending_stop = $2, next_reconcile_at = now() WHERE id = $1`, [id, lost]);
+    } finally {
+      await owner.end();
+    }
+    const notLost = await waitForDeployment(client, id!, 'the lost stop forgotten', (d) => (d as unknown as { pendingStopSavepointId: string | null }).pendingStopSavepointId === null);
+    expect(notLost).toMatchObject({ status: 'RUNNING', desiredState: 'RUNNING', runNo: 3 });
+    expect(notLost.statusReason).toMatch(/^stop-with-savepoint sp-lost was lost: its command is not in worker .*'s queue 12\d s after the request/);
+    expect((await client.get(`/v1/deployments/${id}/savepoints/sp-lost`)).status).toBe(404);
 
     const stop = await client.post(`/v1/deployments/${id}/savepoints`, { savepointId: 'sp-stop', stop: true });
     expect(stop.status).toBe(202);

@@ -62,6 +62,14 @@ export class SnapshotProbe {
   commandFailure(workerId: string, commandKey: string): Promise<string | null> {
     return this.commands.failureOf(workerId, commandKey).catch(() => null);
   }
+
+  /** True when the worker's queue has no such command (queued, running or finished); Redis failing reads as false. */
+  commandMissing(workerId: string, commandKey: string): Promise<boolean> {
+    return this.commands.exists(workerId, commandKey).then(
+      (exists) => !exists,
+      () => false,
+    );
+  }
 }
 
 async function bounded<T>(promise: Promise<T>, what: string): Promise<T> {

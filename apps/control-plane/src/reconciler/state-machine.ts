@@ -63,9 +63,11 @@ export interface ReconcileActions {
   savepointTaken(savepointId: string): Promise<string | null>;
   /** Why the worker refused the tenant's take-savepoint command for this run, if it did. */
   savepointRefused(run: DeploymentRun, savepointId: string): Promise<string | null>;
+  /** True only when the run's worker queue answered that it holds no take-savepoint command with this id. */
+  savepointCommandMissing(run: DeploymentRun, savepointId: string): Promise<boolean>;
   /** The tenant's stop-with-savepoint completed: the desired state becomes SUSPENDED. */
   suspendAfterStop(): Promise<void>;
-  /** Forgets a stop-with-savepoint in flight (its savepoint failed). */
+  /** Forgets a stop-with-savepoint in flight (its savepoint failed, or its command was lost). */
   clearPendingStop(savepointId: string): Promise<void>;
 }
 

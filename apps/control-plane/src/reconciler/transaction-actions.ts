@@ -133,6 +133,10 @@ export class TransactionActions implements ReconcileActions {
     return this.deps.snapshots.commandFailure(run.workerId, savepointCommandKey(this.deployment.id, savepointId));
   }
 
+  savepointCommandMissing(run: DeploymentRun, savepointId: string): Promise<boolean> {
+    return this.deps.snapshots.commandMissing(run.workerId, savepointCommandKey(this.deployment.id, savepointId));
+  }
+
   suspendAfterStop(): Promise<void> {
     return this.deps.repository.suspendAfterStop(this.client, this.deployment.id);
   }

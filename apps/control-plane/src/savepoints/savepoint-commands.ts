@@ -64,6 +64,11 @@ export class SavepointCommands implements OnModuleDestroy {
     return (await bounded(job.isFailed())) ? job.failedReason : null;
   }
 
+  /** Whether the worker's queue holds the command, queued, running or finished (finished ones are kept a day). */
+  async exists(workerId: string, commandKey: string): Promise<boolean> {
+    return (await bounded(this.queue(workerId).getJob(commandKey))) !== undefined;
+  }
+
   /** PENDING while the command is queued or running; FAILED with the worker's reason; UNKNOWN when none is pending. */
   async outcome(workerId: string, deploymentId: string, savepointId: string): Promise<TriggerOutcome> {
     const job = await bounded(this.queue(workerId).getJob(savepointCommandKey(deploymentId, savepointId)));

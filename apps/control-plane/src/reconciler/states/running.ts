@@ -1,4 +1,4 @@
-import type { DeploymentRun } from '../../deployments/deployment';
+import type { DeploymentRun, PendingStop } from '../../deployments/deployment';
 import { goTo, openRun, stay, suspendSavepointId, type Next, type ReconcileContext, type StateHandler } from '../state-machine';
 import { failReported } from '../fail-run';
 import { upgradeReason } from './upgrade-reason';
@@ -20,7 +20,7 @@ export const running: StateHandler = async (ctx) => {
     return goTo('STOPPING', `desired state ${deployment.desiredState}: stop-subtasks sent to worker ${run.workerId}`);
   }
   if (deployment.pendingStop?.runNo === run.runNo) {
-    const settled = await settleStopWithSavepoint(ctx, run, deployment.pendingStop.savepointId);
+    const settled = await settleStopWithSavepoint(ctx, run, deployment.pendingStop);
     if (settled) return settled;
   }
   if (deployment.pendingUpgrade) return goTo('UPGRADING', upgradeReason(deployment.pendingUpgrade));
@@ -48,12 +48,21 @@ export const running: StateHandler = async (ctx) => {
 };
 
 /**
- * The tenant's stop-with-savepoint (POST …/savepoints with stop): the worker stops the job only once the savepoint
- * is on S3, and only then does the desired state become SUSPENDED. A savepoint that fails leaves the job running
- * (the failure is on the savepoint resource). Null: nothing to settle here, the usual checks apply.
+ * How long a stop-with-savepoint may go without its command in the worker's queue before it counts as lost. The
+ * trigger records the stop, then sends the command (bounded by seconds); a command not queued a minute later never
+ * will be (the control plane died between the two, or Redis lost its data).
  */
-async function settleStopWithSavepoint(ctx: ReconcileContext, run: DeploymentRun, savepointId: string): Promise<Next | null> {
+export const LOST_STOP_COMMAND_AFTER_MS = 60_000;
+
+/**
+ * The tenant's stop-with-savepoint (POST …/savepoints with stop): the worker stops the job only once the savepoint
+ * is on S3, and only then does the desired state become SUSPENDED. A savepoint that fails, or whose command was
+ * lost, leaves the job running (the failure is on the savepoint resource; a lost one is gone from it, so the
+ * tenant may trigger again). Null: nothing to settle here, the usual checks apply.
+ */
+async function settleStopWithSavepoint(ctx: ReconcileContext, run: DeploymentRun, stop: PendingStop): Promise<Next | null> {
   const { job, actions } = ctx;
+  const { savepointId } = stop;
   if (job.kind === 'absent') {
     if (!(await actions.savepointTaken(savepointId))) return null; // gone without its savepoint: ended on its own
     await actions.endRun(run, 'STOPPED', `stopped with savepoint ${savepointId} (stop-with-savepoint)`);
@@ -66,6 +75,13 @@ async function settleStopWithSavepoint(ctx: ReconcileContext, run: DeploymentRun
   if (refused) {
     await actions.clearPendingStop(savepointId);
     return stay(`stop-with-savepoint ${savepointId} failed, so the job keeps running: ${refused}`);
+  }
+  const pendingMs = ctx.now.getTime() - Date.parse(stop.requestedAt);
+  if (pendingMs > LOST_STOP_COMMAND_AFTER_MS && !(await actions.savepointTaken(savepointId)) && (await actions.savepointCommandMissing(run, savepointId))) {
+    await actions.clearPendingStop(savepointId);
+    return stay(
+      `stop-with-savepoint ${savepointId} was lost: its command is not in worker ${run.workerId}'s queue ${Math.round(pendingMs / 1000)} s after the request, so the job keeps running; trigger it again`,
+    );
   }
   return stay(`stop-with-savepoint ${savepointId}: waiting for the savepoint, then the stop`);
 }

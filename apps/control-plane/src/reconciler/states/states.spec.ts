@@ -59,6 +59,7 @@ class FakeActions implements ReconcileActions {
   /** Savepoints on "S3", and the worker's refusals of take-savepoint commands. */
   savepoints = new Set<string>();
   savepointFailure: string | null = null;
+  commandMissing = false;
   async placeRun(o: { bundleId: string; parallelism: Parallelism; restoreFrom?: DeploymentRun['restoreFrom']; keptState?: boolean }) {
     const state = o.keptState === false ? ' no-kept' : '';
     this.calls.push(`place ${o.bundleId} p${o.parallelism.default}${o.restoreFrom ? ` from ${o.restoreFrom.snapshotId}` : ''}${state}`);
@@ -95,6 +96,9 @@ class FakeActions implements ReconcileActions {
   }
   async savepointRefused() {
     return this.savepointFailure;
+  }
+  async savepointCommandMissing() {
+    return this.commandMissing;
   }
   async suspendAfterStop() {
     this.calls.push('desired SUSPENDED');
@@ -248,6 +252,30 @@ describe('RUNNING', () => {
       const { next, calls } = await step('RUNNING', { run: running, job: seen('running'), d: { pendingStop }, actions });
       expect(next).toEqual({ kind: 'stay', note: 'stop-with-savepoint sp-x failed, so the job keeps running: savepoint sp-x failed: S3 refused' });
       expect(calls).toEqual(['clear stop sp-x']);
+    });
+
+    it('a stop whose command is not queued a minute on was lost: the job keeps running, the stop is forgotten', async () => {
+      const actions = new FakeActions();
+      actions.commandMissing = true;
+      const { next, calls } = await step('RUNNING', { run: running, job: seen('running'), d: { pendingStop }, now: later(61_000), actions });
+      expect(next).toEqual({
+        kind: 'stay',
+        note: "stop-with-savepoint sp-x was lost: its command is not in worker w1's queue 61 s after the request, so the job keeps running; trigger it again",
+      });
+      expect(calls).toEqual(['clear stop sp-x']);
+    });
+
+    it.each([
+      ['within the first minute', 59_000, true, false],
+      ['while the command is queued', 61_000, false, false],
+      ['when the savepoint is on S3 (the stop is on its way)', 61_000, true, true],
+    ])('keeps waiting %s', async (_when, afterMs, missing, taken) => {
+      const actions = new FakeActions();
+      actions.commandMissing = missing;
+      if (taken) actions.savepoints.add('sp-x');
+      const { next, calls } = await step('RUNNING', { run: running, job: seen('running'), d: { pendingStop }, now: later(afterMs), actions });
+      expect(next).toEqual({ kind: 'stay', note: 'stop-with-savepoint sp-x: waiting for the savepoint, then the stop' });
+      expect(calls).toEqual([]);
     });
 
     it('one of another run is ignored', async () => {
