@@ -37,6 +37,18 @@ describe('toProblem', () => {
     expect(toProblem(new BadRequestException(['a is bad', 'b is bad']), '/x', 'r').problem.detail).toBe('a is bad; b is bad');
   });
 
+  it("keeps Fastify's own rejections (FST_ codes, 4xx) and nothing else that merely carries a status code", () => {
+    const unsupported = Object.assign(new Error('Unsupported Media Type: application/xml'), { statusCode: 415, code: 'FST_ERR_CTP_INVALID_MEDIA_TYPE' });
+    expect(toProblem(unsupported, '/v1/slos', 'r')).toMatchObject({
+      unexpected: false,
+      problem: { status: 415, title: 'Unsupported Media Type', detail: 'Unsupported Media Type: application/xml' },
+    });
+    const library = Object.assign(new Error('upstream said 404 for s3://bucket/secret-key'), { statusCode: 404 });
+    expect(toProblem(library, '/v1/bundles', 'r')).toMatchObject({ unexpected: true, problem: { status: 500 } });
+    const serverSide = Object.assign(new Error('plugin timeout'), { statusCode: 500, code: 'FST_ERR_PLUGIN_TIMEOUT' });
+    expect(toProblem(serverSide, '/x', 'r')).toMatchObject({ unexpected: true, problem: { status: 500 } });
+  });
+
   it('hides everything about unexpected errors, including 5xx HttpExceptions', () => {
     for (const error of [new Error('password=hunter2 at db.ts:12'), new InternalServerErrorException('internal detail'), 'a string']) {
       const { problem, unexpected } = toProblem(error, '/v1/workers', 'req-2');
