@@ -25,6 +25,13 @@ describe('Kafka admin', () => {
     expect(await admin.partitionCount(topic)).toBe(3);
   });
 
+  it("lists topics by name, without Kafka's internal ones", async () => {
+    await admin.ensureTopics([{ topic, partitions: 3 }]);
+    const topics = await admin.listTopics();
+    expect(topics).toContain(topic);
+    expect(topics.filter((t) => t.startsWith('__'))).toEqual([]);
+  });
+
   it('creates topics with config', async () => {
     await admin.ensureTopics([{ topic: configured, partitions: 2, config: { 'retention.ms': '3600000' } }]);
     expect(await admin.partitionCount(configured)).toBe(2);

@@ -105,6 +105,8 @@ export interface KafkaAdmin {
   /** Creates missing topics; checks that existing ones have at least the asked partitions. */
   ensureTopics(specs: readonly TopicSpec[]): Promise<void>;
   deleteTopics(topics: readonly string[]): Promise<void>;
+  /** Every topic's name (Kafka's own internal topics, such as __consumer_offsets, left out). */
+  listTopics(): Promise<string[]>;
   partitionCount(topic: string): Promise<number>;
   /** Earliest and latest offsets of every partition of a topic. */
   offsets(topic: string): Promise<{ partition: number; earliest: string; latest: string }[]>;

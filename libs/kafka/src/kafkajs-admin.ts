@@ -90,6 +90,11 @@ export class KafkajsAdmin implements KafkaAdmin {
     });
   }
 
+  async listTopics(): Promise<string[]> {
+    const topics = await this.run('listing topics', (admin) => admin.listTopics());
+    return topics.filter((t) => !t.startsWith('__'));
+  }
+
   async partitionCount(topic: string): Promise<number> {
     return this.run(`reading partitions of ${topic}`, async (admin) => {
       await this.assertExists(admin, topic);

@@ -35,7 +35,11 @@ export class ReconcileRepository {
       client,
       'claim deployment',
       `SELECT ${DEPLOYMENT_COLUMNS} FROM deployments
-       WHERE id = $1 AND installation = $2 AND next_reconcile_at <= now() FOR UPDATE SKIP LOCKED`,
+       WHERE id = $1 AND installation = $2 AND next_reconcile_at <= now()
+         -- A tenant being deleted: its deployments are never acted on again (DELETE /v1/tenants/{id} checked none
+         -- could run when it marked the tenant, under this row's lock; this keeps it so, whatever changes after).
+         AND NOT EXISTS (SELECT 1 FROM tenants t WHERE t.id = deployments.tenant_id AND t.deleting_since IS NOT NULL)
+       FOR UPDATE SKIP LOCKED`,
       [id, installation],
     );
     return rows.length ? toDeployment(rows[0]) : null;

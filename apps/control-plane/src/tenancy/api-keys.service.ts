@@ -9,7 +9,8 @@ import { ApiKeysRepository } from './api-keys.repository';
 import type { Scope } from './principal';
 import type { ApiKey } from './tenant';
 import { TenantDb } from './tenant-db';
-import { TenantsRepository } from './tenants.repository';
+import { TenantBeingDeletedProblem } from './tenant-deletion.problems';
+import { TenantDeletionRepository } from './tenant-deletion.repository';
 
 export interface CreatedApiKey {
   readonly key: ApiKey;
@@ -22,15 +23,21 @@ export class ApiKeysService {
   constructor(
     private readonly db: TenantDb,
     private readonly keys: ApiKeysRepository,
-    private readonly tenants: TenantsRepository,
+    private readonly deletion: TenantDeletionRepository,
     private readonly authenticator: ApiKeyAuthenticator,
     private readonly revocations: ApiKeyRevocations,
   ) {}
 
-  /** A new key for the tenant; 404 when the tenant does not exist (admin bootstrap names it by id). */
+  /**
+   * A new key for the tenant; 404 when the tenant does not exist (admin bootstrap names it by id), 409 when it is
+   * being deleted. The tenant's row is read FOR SHARE, which the deletion's mark (FOR NO KEY UPDATE) waits for: a
+   * key created concurrently either commits first and is revoked with the others, or sees the mark.
+   */
   async create(tenantId: string, name: string, scope: Scope): Promise<CreatedApiKey> {
     return this.db.run(tenantId, async (client) => {
-      if (!(await this.tenants.find(client, tenantId))) throw new NotFoundProblem('tenant', tenantId);
+      const mark = await this.deletion.lockTenant(client, tenantId, 'FOR SHARE');
+      if (mark === undefined) throw new NotFoundProblem('tenant', tenantId);
+      if (mark) throw new TenantBeingDeletedProblem(tenantId);
       return this.createIn(client, tenantId, name, scope);
     });
   }

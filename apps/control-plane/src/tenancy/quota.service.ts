@@ -1,9 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import type { PoolClient, SqlClient } from '@weir/db';
 import { NotFoundProblem } from '../problems/problem.exception';
+import { TenantBeingDeletedProblem } from './tenant-deletion.problems';
 import { checkDeployQuota, type DeploymentUsage, type DeployRequest, type TenantQuotas } from './quotas';
 
 interface QuotaRow {
+  deleting_since: Date | null;
   max_deployments: number;
   max_total_parallelism: number;
   max_bundle_bytes: string;
@@ -47,10 +49,13 @@ export class QuotaService {
 
   private async read(client: SqlClient, tenantId: string, lock: '' | 'FOR NO KEY UPDATE'): Promise<TenantQuotas> {
     const { rows } = await client.query<QuotaRow>(
-      `SELECT max_deployments, max_total_parallelism, max_bundle_bytes FROM tenants WHERE id = $1 ${lock}`,
+      `SELECT deleting_since, max_deployments, max_total_parallelism, max_bundle_bytes FROM tenants WHERE id = $1 ${lock}`,
       [tenantId],
     );
     if (!rows.length) throw new NotFoundProblem('tenant', tenantId);
+    // Every deploy, rescale, upgrade and bundle upload reads its quotas here first, so this one check refuses them
+    // all for a tenant being deleted (its keys are revoked too; this catches a request authenticated just before).
+    if (rows[0].deleting_since) throw new TenantBeingDeletedProblem(tenantId);
     return {
       maxDeployments: rows[0].max_deployments,
       maxTotalParallelism: rows[0].max_total_parallelism,

@@ -8,7 +8,10 @@ import { ApiKeysRepository } from './api-keys.repository';
 import { ApiKeysService } from './api-keys.service';
 import { AuthGuard } from './auth.guard';
 import { QuotaService } from './quota.service';
+import { TenantDataSweeper } from './tenant-data-sweeper';
 import { TenantDb } from './tenant-db';
+import { TenantDeletionRepository } from './tenant-deletion.repository';
+import { TenantDeletionService } from './tenant-deletion.service';
 import { TenantDirectory } from './tenant-directory';
 import { CurrentTenantController, TenantsController } from './tenants.controller';
 import { TenantsRepository } from './tenants.repository';
@@ -30,6 +33,9 @@ import { TenantsService } from './tenants.service';
     TenantsRepository,
     TenantDirectory,
     TenantsService,
+    TenantDeletionRepository,
+    TenantDataSweeper,
+    TenantDeletionService,
     ApiKeysRepository,
     ApiKeysService,
     { provide: APP_GUARD, useClass: AuthGuard },

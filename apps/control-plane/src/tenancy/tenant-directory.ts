@@ -18,7 +18,7 @@ export class TenantDirectory {
   async list(limit: number, afterId: string | undefined): Promise<Tenant[]> {
     try {
       const { rows } = await this.pool.query<TenantRow>(
-        'SELECT id, name, max_deployments, max_total_parallelism, max_bundle_bytes, created_at FROM weir_tenants_page($1, $2)',
+        'SELECT id, name, max_deployments, max_total_parallelism, max_bundle_bytes, created_at, deleting_since FROM weir_tenants_page($1, $2)',
         [afterId ?? null, limit],
       );
       return rows.map(toTenant);

@@ -7,6 +7,8 @@ export interface Tenant {
   readonly name: string;
   readonly quotas: TenantQuotas;
   readonly createdAt: Date;
+  /** Set by the first step of DELETE /v1/tenants/{id}: the tenant is on its way out (keys revoked, creates refused). */
+  readonly deletingSince: Date | null;
 }
 
 /** What the platform administrator may change of a tenant; what is left out stays as it is. */

@@ -1,5 +1,5 @@
-import { Body, Controller, Get, Param, Patch, Post, Query } from '@nestjs/common';
-import { ApiBody, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiParam, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
+import { ApiBody, ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiParam, ApiQuery, ApiTags } from '@nestjs/swagger';
 import { Idempotent } from '../idempotency/idempotent.decorator';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../pagination/page-query';
 import { ApiProblemResponse } from '../problems/api-problem-response.decorator';
@@ -10,13 +10,14 @@ import { AdminOnly, CurrentPrincipal } from './auth.decorators';
 import { CreateApiKeyDto, CreatedApiKeyDto, CreateTenantDto, PatchTenantDto, TenantDto, TenantPageDto } from './dto/tenancy.dto';
 import { createApiKeyBodySchema, createTenantBodySchema, listTenantsQuerySchema, patchTenantBodySchema, tenantIdParamsSchema } from './dto/tenancy.input';
 import type { Principal } from './principal';
+import { TenantDeletionService } from './tenant-deletion.service';
 import { TenantsService } from './tenants.service';
 
 const ID_PARAM = { name: 'id', description: 'The tenant id' };
 
 /**
- * Platform administration of tenants: bootstrap (a tenant and a first key for it), then listing, reading and changing
- * them. @AdminOnly() sits on the class, not on each handler: a route added here and left undecorated must not fall
+ * Platform administration of tenants: bootstrap (a tenant and a first key for it), then listing, reading, changing
+ * and deleting them. @AdminOnly() sits on the class, not on each handler: a route added here and left undecorated must not fall
  * back to a tenant key's scope check, since the list names every tenant.
  */
 @AdminOnly()
@@ -29,6 +30,7 @@ export class TenantsController {
   constructor(
     private readonly tenants: TenantsService,
     private readonly keys: ApiKeysService,
+    private readonly deletion: TenantDeletionService,
   ) {}
 
   @Post()
@@ -85,6 +87,29 @@ export class TenantsController {
     return TenantDto.from(await this.tenants.update(params.id, input));
   }
 
+  @Delete(':id')
+  @HttpCode(204)
+  @ApiOperation({
+    summary: 'Delete a tenant and everything it has (platform admin)',
+    description:
+      'Refused (409, naming each deployment) while any deployment of the tenant could run: every one must be CANCELLED, ' +
+      'SUSPENDED, FAILED or FINISHED, with desired state other than RUNNING and no run open. Then, in order: the tenant is ' +
+      'marked (deletingSince) and every API key revoked, at once on every instance; its S3 objects (tenants/{id}/) and ' +
+      'Kafka topics (t.{id}. and its jobs\' weir.{id}.{deploymentId}.) are deleted; then every row it owns and the tenant ' +
+      'itself. A failure part-way answers 503 (or 500) and leaves the tenant marked with its keys revoked; DELETE it again ' +
+      'to finish. Another tenant\'s data is never touched.',
+  })
+  @ApiParam(ID_PARAM)
+  @ApiNoContentResponse({ description: 'The tenant and everything it had are gone' })
+  @ApiProblemResponse(400, 'The id is not a tenant id')
+  @ApiProblemResponse(404, 'No tenant has this id (a deletion that completed answers this too)')
+  @ApiProblemResponse(409, 'A deployment of the tenant could still be running; the problem names each, with its status')
+  @ApiProblemResponse(503, 'Postgres, object storage or Kafka is unavailable; the tenant stays marked for deletion, retry the DELETE')
+  async delete(@Param('id') id: string): Promise<void> {
+    const params = parseInput(tenantIdParamsSchema, { id }, 'path');
+    await this.deletion.delete(params.id);
+  }
+
   @Post(':id/api-keys')
   @Idempotent()
   @ApiOperation({ summary: "Create an API key for a tenant (platform admin bootstrap); its secret is shown once" })
@@ -93,6 +118,7 @@ export class TenantsController {
   @ApiCreatedResponse({ type: CreatedApiKeyDto })
   @ApiProblemResponse(400, 'The body or the id is invalid; the problem names the field')
   @ApiProblemResponse(404, 'No tenant has this id')
+  @ApiProblemResponse(409, 'The tenant is being deleted')
   async createKey(@Param('id') id: string, @Body() body: unknown): Promise<CreatedApiKeyDto> {
     const params = parseInput(tenantIdParamsSchema, { id }, 'path');
     const input = parseInput(createApiKeyBodySchema, body ?? {}, 'body');

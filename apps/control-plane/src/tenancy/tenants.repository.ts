@@ -11,9 +11,10 @@ export interface TenantRow {
   max_total_parallelism: number;
   max_bundle_bytes: string;
   created_at: Date;
+  deleting_since: Date | null;
 }
 
-const COLUMNS = 'id, name, max_deployments, max_total_parallelism, max_bundle_bytes, created_at';
+const COLUMNS = 'id, name, max_deployments, max_total_parallelism, max_bundle_bytes, created_at, deleting_since';
 const FIND = { name: 'tenants.find', text: `SELECT ${COLUMNS} FROM tenants WHERE id = $1` };
 
 /** SQL of `tenants`. Runs inside TenantDb.run(<that tenant>): the row is visible to its own tenant only. */
@@ -72,5 +73,6 @@ export function toTenant(row: TenantRow): Tenant {
       maxBundleBytes: Number(row.max_bundle_bytes),
     },
     createdAt: row.created_at,
+    deletingSince: row.deleting_since,
   };
 }

@@ -37,9 +37,24 @@ export class TenantDto {
   @ApiProperty() name!: string;
   @ApiProperty({ type: TenantQuotasDto }) quotas!: TenantQuotasDto;
   @ApiProperty({ format: 'date-time' }) createdAt!: string;
+  @ApiProperty({
+    type: String,
+    format: 'date-time',
+    nullable: true,
+    description:
+      'When a DELETE of this tenant began; null for a live tenant. A tenant being deleted has every key revoked and ' +
+      'refuses creates; DELETE it again to finish a deletion that stopped part-way (503).',
+  })
+  deletingSince!: string | null;
 
   static from(tenant: Tenant): TenantDto {
-    return { id: tenant.id, name: tenant.name, quotas: { ...tenant.quotas }, createdAt: tenant.createdAt.toISOString() };
+    return {
+      id: tenant.id,
+      name: tenant.name,
+      quotas: { ...tenant.quotas },
+      createdAt: tenant.createdAt.toISOString(),
+      deletingSince: tenant.deletingSince ? tenant.deletingSince.toISOString() : null,
+    };
   }
 }
 
