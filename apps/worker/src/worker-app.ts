@@ -34,8 +34,14 @@ export class WorkerApp {
   ) {
     const home = resolve(config.WEIR_HOME);
     this.blobs = createBlobStore(config);
+    // The cache asks the supervisor (built just below) which bundles its jobs use: only once it evicts.
+    const bundles = new BundleCache(this.blobs, join(home, 'worker', config.WEIR_WORKER_ID, 'bundles'), {
+      maxBytes: config.WEIR_WORKER_BUNDLE_CACHE_BYTES,
+      inUse: () => this.supervisor.bundlesInUse(),
+      logger,
+    });
     this.supervisor = new JobSupervisor({
-      bundles: new BundleCache(this.blobs, join(home, 'worker', config.WEIR_WORKER_ID, 'bundles')),
+      bundles,
       stateRoot: join(home, 'worker', config.WEIR_WORKER_ID, 'state'),
       deadLetterTopic,
     });

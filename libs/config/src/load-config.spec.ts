@@ -33,6 +33,16 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ WEIR_PG_URL: 'not a url' })).toThrow(/WEIR_PG_URL/);
   });
 
+  it('bounds the worker bundle cache at 2 GiB unless told otherwise, in whole positive bytes', () => {
+    expect(loadConfig({}).WEIR_WORKER_BUNDLE_CACHE_BYTES).toBe(2 * 1024 ** 3);
+    expect(loadConfig({ WEIR_WORKER_BUNDLE_CACHE_BYTES: '1048576' }).WEIR_WORKER_BUNDLE_CACHE_BYTES).toBe(1048576);
+    for (const bad of ['2GiB', '0', '-1', '1.5']) {
+      expect(() => loadConfig({ WEIR_WORKER_BUNDLE_CACHE_BYTES: bad })).toThrow(
+        /WEIR_WORKER_BUNDLE_CACHE_BYTES: expected a positive whole number of bytes/,
+      );
+    }
+  });
+
   it('documents every setting in .env.example, and nothing else', () => {
     const example = readFileSync(resolve(__dirname, '../../../.env.example'), 'utf8');
     const documented = [...example.matchAll(/^([A-Z0-9_]+)=/gm)].map((m) => m[1]).sort();

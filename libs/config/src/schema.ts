@@ -5,6 +5,7 @@ const bool = z
   .enum(['true', 'false', '1', '0'])
   .transform((v) => v === 'true' || v === '1');
 const port = z.coerce.number().int().min(1).max(65535);
+const BYTES = 'expected a positive whole number of bytes (2147483648 is 2 GiB)';
 
 /**
  * Every setting Weir reads from the environment, with its default. `.env.example` documents the same list;
@@ -48,6 +49,12 @@ export const configSchema = z.object({
   WEIR_WORKER_SLOTS: z.coerce.number().int().min(1).max(256).default(4),
   WEIR_WORKER_HEARTBEAT_MS: z.coerce.number().int().min(100).default(2000),
   WEIR_WORKER_METRICS_PORT: port.optional(),
+  // Disk the worker's downloaded job bundles may use; the least recently used are deleted past it.
+  WEIR_WORKER_BUNDLE_CACHE_BYTES: z.coerce
+    .number({ error: BYTES })
+    .int(BYTES)
+    .positive(BYTES)
+    .default(2 * 1024 ** 3),
 });
 
 export type WeirConfig = z.infer<typeof configSchema>;

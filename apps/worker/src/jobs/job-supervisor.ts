@@ -26,6 +26,10 @@ export class JobSupervisor {
   private readonly starting = new Map<string, Promise<void>>();
   /** The jobs close() stops for the worker's shutdown: reported STOPPING until the worker says goodbye. */
   private readonly closing = new Set<JobProcess>();
+  /** The sha256 of the bundle each run command still starting fetched or is fetching, by idempotency key. */
+  private readonly startingBundles = new Map<string, string>();
+  /** The sha256 of the bundle each job runs. */
+  private readonly jobBundles = new WeakMap<JobProcess, string>();
 
   constructor(private readonly options: JobSupervisorOptions) {}
 
@@ -35,10 +39,12 @@ export class JobSupervisor {
     if (inFlight) return inFlight;
     const started = this.start(command);
     this.starting.set(command.idempotencyKey, started);
+    this.startingBundles.set(command.idempotencyKey, command.bundle.sha256);
     try {
       await started;
     } finally {
       this.starting.delete(command.idempotencyKey);
+      this.startingBundles.delete(command.idempotencyKey);
     }
   }
 
@@ -74,6 +80,7 @@ export class JobSupervisor {
       ...(command.allowNonRestoredState ? { allowNonRestoredState: true } : {}),
     });
     this.jobs.set(key, job);
+    this.jobBundles.set(job, command.bundle.sha256);
     try {
       await job.run();
     } catch (err) {
@@ -126,6 +133,19 @@ export class JobSupervisor {
       throw new CommandRejectedError((err as Error).message);
     }
     this.applied.add(command.idempotencyKey);
+  }
+
+  /**
+   * The sha256 of every bundle a job here is starting with or runs (until its job host has exited): the bundle
+   * cache must not evict those files.
+   */
+  bundlesInUse(): ReadonlySet<string> {
+    const inUse = new Set(this.startingBundles.values());
+    for (const job of this.jobs.values()) {
+      const sha256 = this.jobBundles.get(job);
+      if (sha256 && job.state !== 'FINISHED' && job.state !== 'FAILED') inUse.add(sha256);
+    }
+    return inUse;
   }
 
   runningSubtasks(): RunningSubtask[] {
