@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { toDatabaseError, type Pool } from '@weir/db';
 import { PG_POOL } from '../infrastructure/tokens';
 import type { Tenant } from './tenant';
-import { toTenant, type TenantRow } from './tenants.repository';
+import { TENANT_COLUMNS, toTenant, type TenantRow } from './tenants.repository';
 
 /**
  * Every tenant, for the platform administrator (GET /v1/tenants) and nothing else. The application role sees a
@@ -18,7 +18,7 @@ export class TenantDirectory {
   async list(limit: number, afterId: string | undefined): Promise<Tenant[]> {
     try {
       const { rows } = await this.pool.query<TenantRow>(
-        'SELECT id, name, max_deployments, max_total_parallelism, max_bundle_bytes, created_at, deleting_since FROM weir_tenants_page($1, $2)',
+        `SELECT ${TENANT_COLUMNS} FROM weir_tenants_page($1, $2)`,
         [afterId ?? null, limit],
       );
       return rows.map(toTenant);

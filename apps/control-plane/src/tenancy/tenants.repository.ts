@@ -14,8 +14,9 @@ export interface TenantRow {
   deleting_since: Date | null;
 }
 
-const COLUMNS = 'id, name, max_deployments, max_total_parallelism, max_bundle_bytes, created_at, deleting_since';
-const FIND = { name: 'tenants.find', text: `SELECT ${COLUMNS} FROM tenants WHERE id = $1` };
+/** A tenant's columns, as toTenant reads them: the admin's list (TenantDirectory) selects the same. */
+export const TENANT_COLUMNS = 'id, name, max_deployments, max_total_parallelism, max_bundle_bytes, created_at, deleting_since';
+const FIND = { name: 'tenants.find', text: `SELECT ${TENANT_COLUMNS} FROM tenants WHERE id = $1` };
 
 /** SQL of `tenants`. Runs inside TenantDb.run(<that tenant>): the row is visible to its own tenant only. */
 @Injectable()
@@ -25,15 +26,10 @@ export class TenantsRepository {
     const { rows } = await client.query<TenantRow>(
       `INSERT INTO tenants (id, name, max_deployments, max_total_parallelism, max_bundle_bytes)
        VALUES ($1, $2, COALESCE($3, 20), COALESCE($4, 64), COALESCE($5::bigint, 52428800))
-       RETURNING ${COLUMNS}`,
+       RETURNING ${TENANT_COLUMNS}`,
       [id, name, quotas.maxDeployments ?? null, quotas.maxTotalParallelism ?? null, quotas.maxBundleBytes ?? null],
     );
     return toTenant(rows[0]);
-  }
-
-  async find(client: PoolClient, id: string): Promise<Tenant | null> {
-    const { rows } = await client.query<TenantRow>({ ...FIND, values: [id] });
-    return rows.length ? toTenant(rows[0]) : null;
   }
 
   /**
@@ -50,7 +46,7 @@ export class TenantsRepository {
          max_total_parallelism = COALESCE($4, max_total_parallelism),
          max_bundle_bytes = COALESCE($5::bigint, max_bundle_bytes)
        WHERE id = $1
-       RETURNING ${COLUMNS}`,
+       RETURNING ${TENANT_COLUMNS}`,
       [id, patch.name ?? null, patch.quotas?.maxDeployments ?? null, patch.quotas?.maxTotalParallelism ?? null, patch.quotas?.maxBundleBytes ?? null],
     );
     return rows.length ? toTenant(rows[0]) : null;
