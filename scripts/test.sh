@@ -11,6 +11,9 @@ step "lint"
 npx eslint . --max-warnings=0
 step "typecheck"
 npx tsc -p tsconfig.json --noEmit
+step "openapi lint"
+# Redocly's recommended rules on the checked-in document (redocly.yaml); telemetry off: CI has no network to spare.
+REDOCLY_TELEMETRY=off REDOCLY_SUPPRESS_UPDATE_NOTICE=true npx redocly lint --format=stylish
 step "unit tests"
 npx vitest run --project unit --reporter=default --reporter=json --outputFile.json="$reports/unit.json"
 step "services"

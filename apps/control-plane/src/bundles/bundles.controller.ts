@@ -66,6 +66,7 @@ export class BundlesController {
   }
 
   @Get()
+  @RequireScope('read')
   @ApiOperation({ summary: "The tenant's bundles in (name, version) order" })
   @ApiQuery({ name: 'limit', required: false, schema: { type: 'integer', minimum: 1, maximum: MAX_PAGE_SIZE, default: DEFAULT_PAGE_SIZE } })
   @ApiQuery({ name: 'cursor', required: false, description: 'nextCursor of the previous page' })
@@ -81,6 +82,7 @@ export class BundlesController {
   }
 
   @Get(':name/versions/:version')
+  @RequireScope('read')
   @ApiOperation({ summary: 'One version of a bundle, by name and version' })
   @ApiParam({ name: 'name' })
   @ApiParam({ name: 'version' })
@@ -93,6 +95,7 @@ export class BundlesController {
   }
 
   @Get(':id')
+  @RequireScope('read')
   @ApiOperation({ summary: 'One bundle, by id' })
   @ApiParam({ name: 'id' })
   @ApiOkResponse({ type: BundleDto })

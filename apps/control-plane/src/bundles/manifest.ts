@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { InvalidRequestProblem } from '../problems/problem.exception';
+import { badStrings, textProblem } from '../validation/text';
 import { rulesSchemaProblem } from './rules-schema';
 
 const SLUG = /^[a-z0-9]([a-z0-9-]{0,62}[a-z0-9])?$/;
@@ -72,6 +73,9 @@ export function parseManifestField(raw: string): BundleManifest {
   } catch {
     throw new InvalidRequestProblem([{ in: 'body', name: 'manifest', reason: 'must be a JSON object (it is not valid JSON)' }]);
   }
+  // Stored as jsonb, which refuses NUL: named here (manifest.rulesSchema.description) instead of failing in Postgres.
+  const badText = badStrings(value, 'body', textProblem, 'manifest');
+  if (badText.length > 0) throw new InvalidRequestProblem(badText);
   const result = bundleManifestSchema.safeParse(value);
   if (result.success) return result.data;
   // Full paths, unknown keys included (manifest.slo.extra), so the caller sees exactly which field to fix.

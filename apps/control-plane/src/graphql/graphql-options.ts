@@ -2,12 +2,18 @@ import type { ApolloDriverConfig } from '@nestjs/apollo';
 import type { ExecutionResult } from 'graphql';
 import type { Context as WsContext } from 'graphql-ws';
 import type { Logger } from 'pino';
-import type { ApiKeyAuthenticator } from '../tenancy';
+import type { ApiKeyAuthenticator, RouteAuth } from '../tenancy';
 import { authenticateContext, tokenOf, type GraphqlContext } from './graphql-auth';
 import { formatExecutionErrors, formatGraphqlError } from './graphql-errors';
 import { graphqlRuntime } from './graphql-runtime';
 
 export const GRAPHQL_PATH = '/graphql';
+
+/**
+ * The HTTP route itself takes any caller: authentication is per field, in the GraphQL context (graphql-auth.ts), so
+ * no field that needs a tenant answers without a valid API key (an introspection query does).
+ */
+export const GRAPHQL_ROUTE_AUTH: RouteAuth = { kind: 'public', reason: 'GraphQL authenticates every field in its own context (graphql-auth.ts)' };
 
 /** graphql-ws closes with this code when connection_init carries no valid API key. */
 export const WS_UNAUTHORIZED = 4401;

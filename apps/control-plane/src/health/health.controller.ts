@@ -1,8 +1,10 @@
 import { Controller, Get } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { HealthCheck, HealthCheckService, type HealthCheckResult } from '@nestjs/terminus';
+import { Public } from '../tenancy';
 import { DependencyChecks } from './dependency-checks';
 
+@Public('liveness and readiness probes carry no credential; the answers hold no tenant data')
 @ApiTags('health')
 @Controller('health')
 export class HealthController {

@@ -2,6 +2,7 @@ import { Controller, Get, Header, Inject } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
 import { PROMETHEUS_CONTENT_TYPE, renderPrometheus } from '@weir/metrics';
 import type { Logger } from 'pino';
+import { Public } from '../tenancy';
 import { CONTROL_PLANE_OPTIONS, ROOT_LOGGER, type ControlPlaneOptions } from '../control-plane-options';
 import { ControlPlaneMetrics } from './control-plane-metrics';
 import { staleAfterMs } from './metrics-ingestor';
@@ -12,6 +13,7 @@ import { MetricsStore } from './metrics-store';
  * every live subtask in the fleet (labels: tenant, job, operator, subtask ids only; heavy keys, which are user
  * data, are never exported). Any instance answers for the whole fleet: the snapshots live in Redis.
  */
+@Public('Prometheus scrapes without a credential; labels are ids only (tenant, job, operator, subtask), never user data')
 @ApiTags('metrics')
 @Controller('metrics')
 export class PrometheusController {

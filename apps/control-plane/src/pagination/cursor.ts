@@ -1,10 +1,13 @@
 import { z } from 'zod';
+import { textProblem } from '../validation/text';
 
 /**
  * Keyset pagination: a cursor names the last item of the previous page, so pages stay stable while rows are
  * added or removed. The cursor is opaque to callers (base64url JSON, versioned) so its content can change.
  */
-const cursorSchema = z.strictObject({ v: z.literal(1), after: z.string().min(1).max(512) });
+const cursorSchema = z.strictObject({ v: z.literal(1), after: z.string().min(1).max(512).refine((after) => !textProblem(after)) });
+/** Fatal: a forged cursor's bytes that are not UTF-8 must not become U+FFFD and reach a query as a key. */
+const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 export class InvalidCursorError extends Error {
   override readonly name = 'InvalidCursorError';
@@ -18,7 +21,7 @@ export function decodeCursor(cursor: string): string {
   if (!/^[A-Za-z0-9_-]{1,1024}$/.test(cursor)) throw new InvalidCursorError('is not a cursor returned by this API');
   let payload: unknown;
   try {
-    payload = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+    payload = JSON.parse(utf8.decode(Buffer.from(cursor, 'base64url')));
   } catch {
     throw new InvalidCursorError('is not a cursor returned by this API');
   }

@@ -41,7 +41,7 @@ describe('toProblem', () => {
     const unsupported = Object.assign(new Error('Unsupported Media Type: application/xml'), { statusCode: 415, code: 'FST_ERR_CTP_INVALID_MEDIA_TYPE' });
     expect(toProblem(unsupported, '/v1/slos', 'r')).toMatchObject({
       unexpected: false,
-      problem: { status: 415, title: 'Unsupported Media Type', detail: 'Unsupported Media Type: application/xml' },
+      problem: { status: 415, title: 'Unsupported Media Type', detail: expect.stringMatching(/^Unsupported Media Type: application\/xml: send JSON \(Content-Type: application\/json\)/) },
     });
     const library = Object.assign(new Error('upstream said 404 for s3://bucket/secret-key'), { statusCode: 404 });
     expect(toProblem(library, '/v1/bundles', 'r')).toMatchObject({ unexpected: true, problem: { status: 500 } });

@@ -83,6 +83,12 @@ function httpExceptionDetail(error: HttpException): string {
   return typeof message === 'string' ? message : error.message;
 }
 
+/** What to do about a rejection whose own message only names it. */
+const REJECTION_HINTS: Readonly<Record<string, string>> = {
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: 'send JSON (Content-Type: application/json), or multipart/form-data to upload a bundle',
+  FST_ERR_CTP_BODY_TOO_LARGE: 'JSON bodies are limited to 1 MiB (bundles are uploaded as multipart/form-data)',
+};
+
 /**
  * What Fastify refuses before a handler runs (malformed JSON, a body too large, an unsupported content type): a 4xx
  * `statusCode` and an `FST_` code, with a message that says what was wrong and nothing of the server.
@@ -92,5 +98,6 @@ function fastifyRejection(error: unknown): { status: number; detail: string } | 
   const { statusCode, code } = error as Error & { statusCode?: unknown; code?: unknown };
   if (typeof code !== 'string' || !code.startsWith('FST_')) return undefined;
   if (typeof statusCode !== 'number' || statusCode < 400 || statusCode >= 500) return undefined;
-  return { status: statusCode, detail: error.message };
+  const hint = REJECTION_HINTS[code];
+  return { status: statusCode, detail: hint ? `${error.message}: ${hint}` : error.message };
 }

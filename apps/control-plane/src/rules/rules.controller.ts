@@ -1,13 +1,16 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
-import { ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { ApiBody, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiParam, ApiQuery, ApiTags } from '@nestjs/swagger';
 import { Idempotent } from '../idempotency';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../pagination/page-query';
 import { ApiProblemResponse } from '../problems/api-problem-response.decorator';
 import { ApiTenantAuth, CurrentPrincipal, RequireScope, type Principal } from '../tenancy';
 import { parseInput } from '../validation/parse-input';
-import { CreatedRuleSetVersionDto, RolloutDto, RuleSetVersionDto, RuleSetVersionPageDto, ShadowResultsDto } from './dto/rules.dto';
+import { CreatedRuleSetVersionDto, CreateRuleSetDto, RollbackRulesDto, RolloutDto, RuleSetVersionDto, RuleSetVersionPageDto, ShadowResultsDto } from './dto/rules.dto';
 import { deploymentParamsSchema, listVersionsQuerySchema, rollbackBodySchema, rolloutParamsSchema, shadowResultsQuerySchema, versionParamsSchema } from './dto/rules.input';
 import { RulesService } from './rules.service';
+
+/** A version is a positive integer, so `rollouts` (…/rules/rollouts/{rolloutId}) is never one. */
+const VERSION_PARAM = { name: 'version', description: 'The rule-set version number', schema: { type: 'integer', minimum: 1 } } as const;
 
 @ApiTags('rules')
 @ApiTenantAuth()
@@ -21,6 +24,7 @@ export class RulesController {
   @RequireScope('write')
   @Idempotent()
   @ApiOperation({ summary: 'Store a new rule-set version ({ "rules": [...] }) and roll it out to the running job' })
+  @ApiBody({ type: CreateRuleSetDto })
   @ApiCreatedResponse({ type: CreatedRuleSetVersionDto })
   @ApiProblemResponse(400, 'A rule is invalid: each error names the field (rules[0].comparison) and the problem')
   @ApiProblemResponse(404, 'No deployment of this tenant has this id')
@@ -48,6 +52,7 @@ export class RulesController {
   @Idempotent()
   @HttpCode(201)
   @ApiOperation({ summary: 'Roll an earlier version out again ({ "toVersion": N }): a new rollout of its content' })
+  @ApiBody({ type: RollbackRulesDto })
   @ApiCreatedResponse({ type: RolloutDto })
   @ApiProblemResponse(400, 'toVersion is missing or names no version of this deployment')
   async rollback(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Body() body: unknown): Promise<RolloutDto> {
@@ -67,6 +72,7 @@ export class RulesController {
   }
 
   @Post(':version/shadow')
+  @ApiParam(VERSION_PARAM)
   @RequireScope('write')
   @Idempotent()
   @HttpCode(201)
@@ -79,6 +85,7 @@ export class RulesController {
   }
 
   @Get(':version/shadow-results')
+  @ApiParam(VERSION_PARAM)
   @RequireScope('read')
   @ApiOperation({ summary: 'The alerts a version evaluated in shadow would have raised: counts per rule and the first `limit`' })
   @ApiQuery({ name: 'limit', required: false, schema: { type: 'integer', minimum: 1, maximum: MAX_PAGE_SIZE, default: DEFAULT_PAGE_SIZE } })
@@ -92,6 +99,7 @@ export class RulesController {
   }
 
   @Get(':version')
+  @ApiParam(VERSION_PARAM)
   @RequireScope('read')
   @ApiOperation({ summary: 'One rule-set version' })
   @ApiOkResponse({ type: RuleSetVersionDto })

@@ -1,21 +1,22 @@
-import { createParamDecorator, SetMetadata, type ExecutionContext } from '@nestjs/common';
+import { applyDecorators, createParamDecorator, SetMetadata, type ExecutionContext } from '@nestjs/common';
+import { ApiAdminAuth } from './api-docs.decorators';
 import type { Principal, Scope } from './principal';
-
-export const IS_PUBLIC = 'weir:auth:public';
-export const REQUIRED_SCOPE = 'weir:auth:scope';
-export const ADMIN_ONLY = 'weir:auth:admin';
-
-/** The route needs no credential (health checks, say). Routes outside /v1 are public anyway. */
-export const Public = () => SetMetadata(IS_PUBLIC, true);
+import { ROUTE_AUTH, type RouteAuth } from './route-auth';
 
 /**
- * The scope a handler needs. Without it the guard requires `read` for GET/HEAD/OPTIONS and `write` for anything
- * else, so a forgotten decorator never opens a mutation to a read key.
+ * The route needs no credential. The reason is required and shows in docs/tenancy.md's list of public routes: a
+ * route is public only by a deliberate, explained mark, never because it lacks one.
  */
-export const RequireScope = (scope: Scope) => SetMetadata(REQUIRED_SCOPE, scope);
+export const Public = (reason: string) => SetMetadata<string, RouteAuth>(ROUTE_AUTH, { kind: 'public', reason });
 
-/** Platform administration: the caller presents WEIR_ADMIN_TOKEN instead of a tenant's API key. */
-export const AdminOnly = () => SetMetadata(ADMIN_ONLY, true);
+/** A tenant's API key holding `scope` (a write key holds read too). On a handler, or on a controller for all its handlers. */
+export const RequireScope = (scope: Scope) => SetMetadata<string, RouteAuth>(ROUTE_AUTH, { kind: 'tenant', scope });
+
+/**
+ * Platform administration: the caller presents WEIR_ADMIN_TOKEN instead of a tenant's API key. Also documents the
+ * 401/403 answers; the OpenAPI security itself is derived from the same metadata (openapi/route-security.ts).
+ */
+export const AdminOnly = () => applyDecorators(SetMetadata<string, RouteAuth>(ROUTE_AUTH, { kind: 'admin' }), ApiAdminAuth());
 
 /** Where the guard leaves the authenticated principal on the request. */
 export interface AuthenticatedRequest {

@@ -1,7 +1,9 @@
 export type { Principal, Scope } from './principal';
 export { SCOPES, scopesOf } from './principal';
 export { Public, RequireScope, AdminOnly, CurrentPrincipal, type AuthenticatedRequest } from './auth.decorators';
-export { ApiTenantAuth, ApiAdminAuth, API_KEY_SCHEME, ADMIN_TOKEN_SCHEME } from './api-docs.decorators';
+export { ApiTenantAuth, API_KEY_SCHEME, ADMIN_TOKEN_SCHEME } from './api-docs.decorators';
+export { ROUTE_AUTH, routeAuthOf, describeRouteAuth, type RouteAuth } from './route-auth';
+export { assertEveryRouteDecided, controllerRoutes, recordServedRoutes, routeTable, UndecidedRouteError, type ControllerRoute, type RouteEntry } from './route-table';
 export { ApiKeyAuthenticator, AUTH_CACHE_TTL_MS } from './api-key.authenticator';
 export { UnauthorizedProblem, ForbiddenProblem, AUTH_PROBLEM_TYPES } from './auth.problems';
 export { TenantDb } from './tenant-db';

@@ -4,9 +4,9 @@ import { Idempotent } from '../idempotency/idempotent.decorator';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../pagination/page-query';
 import { ApiProblemResponse } from '../problems/api-problem-response.decorator';
 import { parseInput } from '../validation/parse-input';
-import { ApiAdminAuth, ApiTenantAuth } from './api-docs.decorators';
+import { ApiTenantAuth } from './api-docs.decorators';
 import { ApiKeysService } from './api-keys.service';
-import { AdminOnly, CurrentPrincipal } from './auth.decorators';
+import { AdminOnly, CurrentPrincipal, RequireScope } from './auth.decorators';
 import { CreateApiKeyDto, CreatedApiKeyDto, CreateTenantDto, PatchTenantDto, TenantDto, TenantPageDto } from './dto/tenancy.dto';
 import { createApiKeyBodySchema, createTenantBodySchema, listTenantsQuerySchema, patchTenantBodySchema, tenantIdParamsSchema } from './dto/tenancy.input';
 import type { Principal } from './principal';
@@ -22,7 +22,6 @@ const ID_PARAM = { name: 'id', description: 'The tenant id' };
  */
 @AdminOnly()
 @ApiTags('tenants')
-@ApiAdminAuth()
 @ApiProblemResponse(500, 'Unexpected failure; the detail is generic and the request id is logged')
 @ApiProblemResponse(503, 'A dependency (Postgres) is unavailable; retry later')
 @Controller('v1/tenants')
@@ -136,6 +135,7 @@ export class CurrentTenantController {
   constructor(private readonly tenants: TenantsService) {}
 
   @Get()
+  @RequireScope('read')
   @ApiOperation({ summary: "The caller's tenant and its quotas" })
   @ApiOkResponse({ type: TenantDto })
   async get(@CurrentPrincipal() principal: Principal): Promise<TenantDto> {

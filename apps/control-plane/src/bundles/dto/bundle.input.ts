@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { pageQueryShape } from '../../pagination/page-query';
+import { textProblem } from '../../validation/text';
 
 const NAME = z.string().regex(/^[a-z0-9]([a-z0-9-]{0,62}[a-z0-9])?$/, 'must be a bundle name (a slug)');
 
@@ -17,7 +18,9 @@ export function encodeBundleKey(name: string, version: string): string {
 
 export function decodeBundleKey(after: string | undefined): readonly [string, string] | undefined {
   if (after === undefined) return undefined;
-  const parsed = z.tuple([z.string(), z.string()]).safeParse(safeJson(after));
+  // The cursor's text is clean, but its JSON may still escape a NUL (`\u0000`): checked once parsed.
+  const part = z.string().refine((text) => !textProblem(text));
+  const parsed = z.tuple([part, part]).safeParse(safeJson(after));
   return parsed.success ? parsed.data : undefined;
 }
 

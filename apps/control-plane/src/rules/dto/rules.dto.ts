@@ -1,6 +1,23 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import type { RolloutStatus, RuleSetVersion, SubtaskProgress } from '../rule-set';
 
+/** The body of POST …/rules: validated against the bundle manifest's rulesSchema (rule-set-validator.ts). */
+export class CreateRuleSetDto {
+  @ApiProperty({
+    type: 'array',
+    minItems: 1,
+    maxItems: 1000,
+    items: { type: 'object', additionalProperties: true },
+    description: "The rules, each as the bundle manifest's rulesSchema describes it, with unique ids (pause one with its state, not by leaving it out)",
+  })
+  rules!: Record<string, unknown>[];
+}
+
+/** The body of POST …/rules/rollback. */
+export class RollbackRulesDto {
+  @ApiProperty({ type: 'integer', minimum: 1, description: 'The earlier version whose rules are rolled out again' }) toVersion!: number;
+}
+
 export class RuleSetVersionDto {
   @ApiProperty() deploymentId!: string;
   @ApiProperty({ description: 'Numbered 1, 2, 3 … per deployment; immutable' }) version!: number;
