@@ -78,6 +78,11 @@ export interface WriterOptions {
   readonly transactionalId?: string;
   /** Batch compression. 'none' (default) is fastest on loopback and fast LANs; 'gzip' trades CPU for bytes. */
   readonly compression?: 'none' | 'gzip';
+  /**
+   * Give up on a failing request after ~3 s of retries instead of kafkajs's ~9 s: for a writer whose caller waits on
+   * each send (an HTTP request), which is better told soon and can retry itself. Off by default (the engine's sinks).
+   */
+  readonly failFast?: boolean;
 }
 
 export interface KafkaTransaction {

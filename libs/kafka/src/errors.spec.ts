@@ -5,6 +5,7 @@ import {
   KafkaUnavailableError,
   TopicConfigError,
   TopicNotFoundError,
+  isStaleMetadataError,
   wrapKafkaError,
 } from './errors';
 
@@ -42,5 +43,17 @@ describe('wrapKafkaError', () => {
     expect(other).toBeInstanceOf(KafkaError);
     expect(other.retriable).toBe(true);
     expect(other.message).toMatch(/^Kafka failed while fetching/);
+  });
+});
+
+describe('isStaleMetadataError', () => {
+  it('finds a deleted topic or a moved leader inside retries, and nothing else', () => {
+    const unknownTopic = kafkajsError('KafkaJSProtocolError', { type: 'UNKNOWN_TOPIC_OR_PARTITION', message: 'This server does not host this topic-partition' });
+    expect(isStaleMetadataError(kafkajsError('KafkaJSNumberOfRetriesExceeded', { cause: unknownTopic }))).toBe(true);
+    expect(isStaleMetadataError(kafkajsError('KafkaJSAggregateError', { errors: [kafkajsError('KafkaJSProtocolError', { type: 'LEADER_NOT_AVAILABLE' })] }))).toBe(true);
+    expect(isStaleMetadataError(kafkajsError('KafkaJSTopicMetadataNotLoaded'))).toBe(true);
+    expect(isStaleMetadataError(kafkajsError('KafkaJSConnectionError'))).toBe(false);
+    expect(isStaleMetadataError(kafkajsError('KafkaJSProtocolError', { type: 'PRODUCER_FENCED' }))).toBe(false);
+    expect(isStaleMetadataError('a string')).toBe(false);
   });
 });

@@ -94,6 +94,26 @@ function rootCause(error: KafkajsErrorShape): KafkajsErrorShape {
 }
 
 /**
+ * Errors that say a client's picture of the cluster is out of date rather than that the request is wrong: a topic
+ * it knew was deleted, a partition or leader that moved. kafkajs refreshes metadata and retries these itself, but a
+ * producer asks for every topic it ever wrote to on each refresh, so once one of them is deleted every refresh fails
+ * the same way (tulios/kafkajs#1622): only a fresh client gets out of that.
+ */
+const staleMetadataTypes = new Set(['UNKNOWN_TOPIC_OR_PARTITION', 'UNKNOWN_TOPIC_ID', 'NOT_LEADER_FOR_PARTITION', 'LEADER_NOT_AVAILABLE']);
+const staleMetadataNames = new Set(['KafkaJSTopicMetadataNotLoaded', 'KafkaJSMetadataNotLoaded']);
+
+export function isStaleMetadataError(error: unknown): boolean {
+  let current = (typeof error === 'object' && error !== null ? error : {}) as KafkajsErrorShape;
+  for (let depth = 0; depth < 10; depth++) {
+    if ((current.type !== undefined && staleMetadataTypes.has(current.type)) || (current.name !== undefined && staleMetadataNames.has(current.name))) return true;
+    const next = current.cause ?? current.errors?.[0];
+    if (!next || typeof next !== 'object') return false;
+    current = next as KafkajsErrorShape;
+  }
+  return false;
+}
+
+/**
  * Turns whatever kafkajs threw into a Weir error. `action` says what Weir was doing ("sending to orders"), so the
  * message reads as a sentence a user can act on.
  */

@@ -39,5 +39,7 @@ export const producerTuning = {
 // Admin calls (and resolving a reader's start offsets) give up after ~3 s instead of kafkajs's ~9 s: the caller gets a
 // retriable typed error and decides, and a topic deleted elsewhere costs one short detour instead of a long stall.
 export const adminRetry = { retries: 5, initialRetryTime: 100, maxRetryTime: 2_000 } as const;
+// The same for writers created with `failFast` (a caller waits on each send).
+export const failFastRetry = adminRetry;
 
 export const pingTimeoutMs = 2_000;

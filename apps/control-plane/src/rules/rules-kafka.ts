@@ -61,7 +61,8 @@ export class RulesKafka implements OnApplicationShutdown {
 
   private startedWriter(): Promise<KafkaWriter> {
     if (!this.writer) {
-      const writer = this.connector.writer({ writerId: 'control-plane-rules' });
+      // failFast: a publish answers an HTTP request; after a topic deletion the writer recovers within ~3 s (kafkajs-writer.ts).
+      const writer = this.connector.writer({ writerId: 'control-plane-rules', failFast: true });
       this.writer = writer.start().then(() => writer);
       this.writer.catch(() => (this.writer = null));
     }
