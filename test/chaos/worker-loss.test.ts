@@ -90,7 +90,11 @@ describe('worker loss with an exactly-once sink', { timeout: 150_000 }, () => {
     await waitForStatus(platform.client, id, 'RECOVERING');
     const { transitions } = await history();
     expect(transitions.filter((t) => t.to === 'RECOVERING').at(-1)?.reason).toContain(`worker ${platform.workerId('survivor')} is STOPPED`);
-    const [stopped] = await runs();
+    // RUNNING → RECOVERING is one step, writing the run off the next: the outcome may follow the status by a moment.
+    const stopped = await eventually('the run written off as LOST', async () => {
+      const run = (await runs()).find((r) => r.runNo === before.runNo);
+      return run?.outcome === 'LOST' ? run : undefined;
+    });
     expect(stopped).toMatchObject({ runNo: before.runNo, outcome: 'LOST' });
     expect((await platform.client.patch(`/v1/deployments/${id}`, { desiredState: 'CANCELLED' })).status).toBe(200);
     await waitForStatus(platform.client, id, 'CANCELLED');

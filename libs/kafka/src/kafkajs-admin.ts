@@ -1,6 +1,6 @@
 import type { Admin, Kafka } from 'kafkajs';
 import type { KafkaAdmin, TopicSpec } from './contract';
-import { KafkaUnavailableError, KafkaUsageError, TopicConfigError, TopicNotFoundError, wrapKafkaError } from './errors';
+import { isStaleMetadataError, KafkaUnavailableError, KafkaUsageError, TopicConfigError, TopicNotFoundError, wrapKafkaError } from './errors';
 import { pingTimeoutMs } from './tuning';
 
 export interface PartitionOffsets {
@@ -8,6 +8,11 @@ export interface PartitionOffsets {
   earliest: string;
   latest: string;
 }
+
+/** How long ensureTopics waits for a new topic's partition leaders before it reports what it found. */
+const LEADER_WAIT_MS = 10_000;
+/** Fresh-client retries of an admin call that met stale metadata (100, 200, 400 ms apart after the first). */
+const STALE_RETRIES = 4;
 
 function isUnknownTopic(error: unknown): boolean {
   let current = error as { type?: string; cause?: unknown } | undefined;
@@ -66,7 +71,7 @@ export class KafkajsAdmin implements KafkaAdmin {
           })),
         });
       }
-      const { topics } = await admin.fetchTopicMetadata({ topics: specs.map((s) => s.topic) });
+      const topics = await this.withLeaders(admin, specs.map((s) => s.topic));
       const counts = new Map(topics.map((t) => [t.name, t.partitions.length]));
       for (const spec of specs) {
         const actual = counts.get(spec.topic) ?? 0;
@@ -78,6 +83,20 @@ export class KafkajsAdmin implements KafkaAdmin {
         }
       }
     });
+  }
+
+  /**
+   * The topics' metadata once every partition has a leader. A concurrent creator's topic exists before its leaders
+   * are elected; a reader or writer started then fails ("does not host this topic-partition").
+   */
+  private async withLeaders(admin: Admin, names: string[]) {
+    const deadline = Date.now() + LEADER_WAIT_MS;
+    for (;;) {
+      const { topics } = await admin.fetchTopicMetadata({ topics: names });
+      const ready = topics.every((t) => t.partitions.length > 0 && t.partitions.every((p) => p.leader >= 0));
+      if (ready || Date.now() > deadline) return topics;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
   }
 
   async deleteTopics(topics: readonly string[]): Promise<void> {
@@ -165,17 +184,20 @@ export class KafkajsAdmin implements KafkaAdmin {
     return this.client;
   }
 
+  /**
+   * Runs an admin call; on metadata that went stale (a topic deleted elsewhere, a partition whose leader is not yet
+   * elected or moved: a topic another process has just created) it retries on a fresh client, a few times.
+   */
   private async run<T>(action: string, work: (admin: Admin) => Promise<T>): Promise<T> {
-    try {
-      return await work(await this.connected());
-    } catch (error) {
-      if (!isUnknownTopic(error) || error instanceof TopicNotFoundError) throw wrapKafkaError(error, action, this.brokers);
-    }
-    await this.recycle();
-    try {
-      return await work(await this.connected());
-    } catch (error) {
-      throw wrapKafkaError(error, action, this.brokers);
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await work(await this.connected());
+      } catch (error) {
+        const stale = isUnknownTopic(error) || isStaleMetadataError(error);
+        if (!stale || error instanceof TopicNotFoundError || attempt >= STALE_RETRIES) throw wrapKafkaError(error, action, this.brokers);
+      }
+      await this.recycle();
+      if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 100 * 2 ** attempt));
     }
   }
 

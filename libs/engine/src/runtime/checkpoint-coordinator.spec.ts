@@ -5,6 +5,7 @@ import type { StageRuntime } from './stage-runtime';
 /** One stage of two subtasks fed by a memory input that records the barriers it was given. */
 function stage(barriers: number[]): StageRuntime {
   return {
+    plan: { root: { kind: 'source' } },
     subtasks: [{ hasFinished: false }, { hasFinished: false }],
     pumps: [],
     memoryInputs: [{ barrier: (id: number) => barriers.push(id) }],

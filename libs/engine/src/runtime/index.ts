@@ -13,7 +13,7 @@ export { systemClock, type Clock, type DeadLetter } from './ports';
 export type { CollectedRecord } from './connectors/sink-writers';
 export { ExchangeError, type KeyGroupMove } from './exchange/exchange';
 export { UndeclaredStateError } from './keyed-state';
-export { exchangeTopic } from './exchange/kafka-exchange';
+export { exchangeTopic } from './exchange/kafka-exchange-wire';
 export { deadLetterTopic, jobInternalTopicPrefix, tenantTopicPrefix } from './topic-names';
 export {
   commitMarkerKey,

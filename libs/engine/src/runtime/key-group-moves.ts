@@ -4,7 +4,7 @@
  */
 import type { RoutingTable } from '../keygroups';
 import type { KeyGroupMove } from './exchange/exchange';
-import type { KafkaExchangePump } from './exchange/kafka-exchange';
+import type { KafkaExchangePump } from './exchange/kafka-exchange-reader';
 import { inBand } from './in-band';
 import { JobRunError } from './running-job';
 import type { StageRuntime } from './stage-runtime';

@@ -52,3 +52,15 @@ export async function restoreKeyed(
   const own = parts.find((part) => part.subtask === subtask) ?? parts[0];
   if (own.operatorState !== undefined && own.operatorState !== null) operator.restoreOperatorState(own.operatorState);
 }
+
+/**
+ * Kafka exchange: per key group, where the restored job starts reading its partition (the offset the checkpointed
+ * subtask had reached; without one, the partition's start). Records of the checkpointed run are skipped either way.
+ */
+export function restoredExchangePositions(parts: readonly SubtaskSnapshot[]): Map<number, string> {
+  const positions = new Map<number, string>();
+  for (const part of parts) {
+    for (const [kg, offset] of Object.entries(part.exchangePositions ?? {})) positions.set(Number(kg), offset);
+  }
+  return positions;
+}

@@ -53,6 +53,13 @@ export interface RunJobOptions {
    * transaction when completeCheckpoint says the checkpoint is durable.
    */
   readonly delivery?: 'at-least-once' | 'exactly-once';
+  /**
+   * Which run of the job this is (the deployment's run number; default 0). The Kafka exchange stamps it on every
+   * record and skips records of older runs: what a previous run wrote after the checkpoint this one restores is
+   * written again by the replaying sources, and a zombie of a previous run cannot reach this one. Must grow from run
+   * to run of a job.
+   */
+  readonly incarnation?: number;
   /** Restored Kafka source offsets: source id → partition → next offset. */
   readonly sourceOffsets?: Readonly<Record<string, Readonly<Record<number, string>>>>;
 }
@@ -95,7 +102,9 @@ export interface RunningJob {
   /**
    * Takes an aligned checkpoint: barriers enter at the sources, flow with the data, and every subtask snapshots when
    * it has seen the barrier on all its inputs. Resolves with every local subtask's part of the consistent cut
-   * (source positions, key-group images, broadcast state). One checkpoint at a time; memory exchange only.
+   * (source positions, key-group images, broadcast state). One checkpoint at a time. Over the Kafka exchange each
+   * process of a job triggers the same id (its sources' barriers reach the other processes through the exchange) and
+   * resolves with its own subtasks' parts; the checkpoint is whole once every process's part is stored.
    */
   triggerCheckpoint(checkpointId: number): Promise<CheckpointSnapshot>;
   /**

@@ -30,6 +30,8 @@ export interface SubtaskSnapshot {
   readonly keyGroups?: ReadonlyMap<number, Uint8Array>;
   /** Keyed operators: state outside keyed state (broadcast state). */
   readonly operatorState?: unknown;
+  /** Keyed operators behind the Kafka exchange: per owned key group, the partition offset a restore starts from. */
+  readonly exchangePositions?: Readonly<Record<string, string>>;
 }
 
 export interface SubtaskParts {
@@ -45,6 +47,8 @@ export interface SubtaskParts {
   readonly broadcastChannels: number;
   /** Called once per checkpoint when this subtask has its part of the consistent cut. */
   readonly onSnapshot: (checkpointId: number, snapshot: SubtaskSnapshot) => void;
+  /** Keyed subtasks reading the Kafka exchange: where their reader is (see SubtaskSnapshot.exchangePositions). */
+  readonly exchangePositions?: () => Readonly<Record<string, string>>;
 }
 
 interface Alignment {
@@ -261,6 +265,7 @@ export class Subtask {
       subtask: this.parts.env.subtask,
       keyGroups,
       operatorState: operator.snapshotOperatorState(),
+      ...(this.parts.exchangePositions ? { exchangePositions: this.parts.exchangePositions() } : {}),
     });
     await this.forEachTerminal((t) => t.onBarrier(alignment.checkpointId));
     this.aligning = null;

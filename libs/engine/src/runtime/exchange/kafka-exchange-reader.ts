@@ -1,0 +1,318 @@
+/**
+ * The reading side of the Kafka exchange: one keyed subtask's key-group partitions turned back into input messages,
+ * each partition's order kept. Per upstream channel:
+ * - watermarks are the minimum over the partitions read (a channel's watermark has passed only when it has passed in
+ *   every partition), idleness and the end of input count once every partition says so;
+ * - broadcast records are applied once (a per-channel sequence number), the first time any partition delivers them;
+ * - a checkpoint barrier is handed on once every partition delivered it (partition-alignment.ts).
+ * Records of an older incarnation (run) are skipped (kafka-exchange-wire.ts).
+ */
+import { unpack } from 'msgpackr';
+import type { ConsumedRecord, KafkaConnector, KafkaReader, StartOffset } from '@weir/kafka';
+import { decodeKey } from '../../keygroups';
+import type { SourcePump } from '../connectors/sources';
+import type { InputQueue } from '../queue';
+import { type KeyedRecord, MIN_WATERMARK } from '../records';
+import { ExchangeError } from './exchange';
+import {
+  BARRIER,
+  BROADCAST,
+  BROADCAST_BARRIER,
+  BROADCAST_END,
+  DATA,
+  END,
+  IDLE,
+  isBroadcastKind,
+  WATERMARK,
+  type WireMessage,
+} from './kafka-exchange-wire';
+import { PartitionAlignment } from './partition-alignment';
+
+interface Held {
+  readonly partition: number;
+  readonly offset: bigint;
+  readonly message: WireMessage;
+  readonly record: ConsumedRecord;
+}
+
+export interface ExchangeReaderOptions {
+  readonly readerId: string;
+  readonly topic: string;
+  /** The key groups (partitions) this subtask owns, each with where to start (a restored position, or earliest). */
+  readonly keyGroups: readonly { readonly keyGroup: number; readonly offset: StartOffset }[];
+  readonly queue: InputQueue;
+  readonly dataChannels: number;
+  readonly broadcastChannels: number;
+  /** Records written by an older incarnation are skipped. */
+  readonly incarnation: number;
+}
+
+export class KafkaExchangePump implements SourcePump {
+  private stopped = false;
+  private readonly reader: KafkaReader;
+  private readonly topic: string;
+  private readonly queue: InputQueue;
+  private readonly incarnation: number;
+  private readonly marks = new Map<number, number[]>();
+  private readonly emitted: number[];
+  private readonly ended: Set<number>[];
+  private readonly idle: Set<number>[];
+  private readonly broadcastSeq: number[];
+  private readonly broadcastEnded: Set<number>[];
+  private readonly partitions: Set<number>;
+  private readonly alignment = new PartitionAlignment<Held>();
+  /** Per key group: the offset after the last record handed to the subtask (held records excluded). */
+  private readonly offered = new Map<number, string>();
+  /** Records handed on in the dispatch under way: one offset per partition and poll, not one per record. */
+  private readonly handedNow = new Map<number, ConsumedRecord>();
+  /** Data records of the dispatch under way, per channel (alignment holds a subtask's input per channel). */
+  private data: (KeyedRecord[] | undefined)[];
+  /** Assignment changes wait for the loop to be between polls. */
+  private readonly changes: (() => Promise<void>)[] = [];
+  private started = false;
+
+  constructor(kafka: KafkaConnector, options: ExchangeReaderOptions) {
+    const { dataChannels, broadcastChannels } = options;
+    this.topic = options.topic;
+    this.queue = options.queue;
+    this.incarnation = options.incarnation;
+    this.partitions = new Set(options.keyGroups.map((k) => k.keyGroup));
+    for (const p of this.partitions) this.marks.set(p, new Array<number>(dataChannels).fill(MIN_WATERMARK));
+    for (const { keyGroup, offset } of options.keyGroups) if (offset !== 'earliest' && offset !== 'latest') this.offered.set(keyGroup, offset);
+    this.emitted = new Array<number>(dataChannels).fill(MIN_WATERMARK);
+    this.ended = Array.from({ length: dataChannels }, () => new Set<number>());
+    this.idle = Array.from({ length: dataChannels }, () => new Set<number>());
+    this.broadcastSeq = new Array<number>(broadcastChannels).fill(0);
+    this.broadcastEnded = Array.from({ length: broadcastChannels }, () => new Set<number>());
+    this.data = new Array(dataChannels);
+    this.reader = kafka.reader({
+      readerId: options.readerId,
+      assignments: options.keyGroups.map(({ keyGroup, offset }) => ({ topic: this.topic, partition: keyGroup, offset })),
+      maxBufferedRecords: 20_000,
+    });
+  }
+
+  async run(): Promise<void> {
+    if (this.partitions.size === 0) {
+      // Owns no key group: nothing will ever arrive, so it must not hold back event time or the end of the job.
+      for (let c = 0; c < this.emitted.length; c++) this.queue.offer({ kind: 'end', channel: c, lane: 'data' });
+      for (let c = 0; c < this.broadcastSeq.length; c++) this.queue.offer({ kind: 'end', channel: c, lane: 'broadcast' });
+      return;
+    }
+    await this.reader.start();
+    this.started = true;
+    try {
+      while (!this.stopped) {
+        while (this.changes.length > 0) await this.changes.shift()!();
+        const records = await this.reader.poll(4_096, 100);
+        if (records.length > 0) {
+          this.dispatch(records);
+          await this.queue.writable();
+        }
+      }
+    } finally {
+      await this.reader.close();
+    }
+  }
+
+  stop(): void {
+    this.stopped = true;
+  }
+
+  positions(): ReadonlyMap<string, string> {
+    return this.reader.positions();
+  }
+
+  /**
+   * Per key group, the offset after the last record handed to the subtask: where a later incarnation restoring this
+   * subtask's checkpoint starts reading (everything of this incarnation is skipped then, so any offset it reached is
+   * a safe start; this one skips least).
+   */
+  exchangePositions(): Readonly<Record<string, string>> {
+    return Object.fromEntries([...this.offered].map(([kg, offset]) => [String(kg), offset]));
+  }
+
+  /**
+   * Stops reading a key group's partition. Resolves with the offset after the last record handed to the subtask:
+   * the new owner reads on from there, so nothing is lost or read twice.
+   */
+  release(keyGroup: number): Promise<string> {
+    return this.change(async () => {
+      const held = this.alignment.firstHeldOffset(keyGroup);
+      const offset = held !== undefined ? held.toString() : (this.offered.get(keyGroup) ?? 'earliest');
+      this.partitions.delete(keyGroup);
+      this.marks.delete(keyGroup);
+      this.offered.delete(keyGroup);
+      this.alignment.forget(keyGroup);
+      for (const set of [...this.ended, ...this.idle, ...this.broadcastEnded]) set.delete(keyGroup);
+      await this.reassign();
+      // Without that partition the per-channel minimum can only rise, and a pending barrier may be complete.
+      for (let c = 0; c < this.emitted.length; c++) this.recomputeWatermark(c);
+      for (const lane of this.alignment.pendingLanes()) this.completeBarrier(lane);
+      this.finishDispatch();
+      return offset;
+    });
+  }
+
+  /** Starts reading a key group's partition at `offset`, its watermarks starting where this subtask's are. */
+  adopt(keyGroup: number, offset: string): Promise<void> {
+    return this.change(async () => {
+      this.partitions.add(keyGroup);
+      this.marks.set(keyGroup, [...this.emitted]);
+      this.offered.set(keyGroup, offset);
+      await this.reassign();
+    });
+  }
+
+  injectBarrier(): void {
+    throw new ExchangeError('barriers enter a job at its sources; an exchange reader only hands them on');
+  }
+
+  private change<T>(fn: () => Promise<T>): Promise<T> {
+    if (!this.started || this.stopped) return Promise.reject(new ExchangeError('the exchange reader is not running'));
+    return new Promise<T>((resolve, reject) => this.changes.push(() => fn().then(resolve, reject)));
+  }
+
+  private reassign(): Promise<void> {
+    return this.reader.reassign(
+      [...this.partitions].map((partition) => ({ topic: this.topic, partition, offset: this.offered.get(partition) ?? 'earliest' })),
+    );
+  }
+
+  private dispatch(records: readonly ConsumedRecord[]): void {
+    for (const r of records) {
+      if (!this.partitions.has(r.partition)) continue;
+      this.handle(r, unpack(r.value!) as WireMessage);
+    }
+    this.finishDispatch();
+  }
+
+  /** Offers the data gathered and moves each partition's handed-on offset past what was handled. */
+  private finishDispatch(): void {
+    this.flushData();
+    for (const [partition, r] of this.handedNow) this.offered.set(partition, String(BigInt(r.offset) + 1n));
+    this.handedNow.clear();
+  }
+
+  private handle(r: ConsumedRecord, message: WireMessage): void {
+    const kind = message[0];
+    if (message[1] < this.incarnation) {
+      this.handedNow.set(r.partition, r); // skipped, but read: a restart of this incarnation starts after it
+      return;
+    }
+    const channel = message[2];
+    if (!this.alignment.idle) {
+      const lane = isBroadcastKind(kind) ? `b${channel}` : `d${channel}`;
+      if (this.alignment.isBlocked(r.partition, lane)) {
+        this.alignment.hold(lane, { partition: r.partition, offset: BigInt(r.offset), message, record: r });
+        return;
+      }
+    }
+    this.handedNow.set(r.partition, r);
+    if (kind === DATA) {
+      const keyBytes = r.key!;
+      (this.data[channel] ??= []).push({
+        value: message[5],
+        timestamp: message[3] as number,
+        ingestMs: message[4] as number,
+        key: decodeKey(keyBytes),
+        keyBytes,
+        keyGroup: r.partition,
+      });
+      return;
+    }
+    // Control is ordered with the data before it.
+    this.flushData();
+    switch (kind) {
+      case WATERMARK:
+        return this.onWatermark(r.partition, channel, message[3] as number);
+      case IDLE:
+        return this.onIdle(r.partition, channel);
+      case END:
+        return this.onEnd(r.partition, channel);
+      case BROADCAST:
+        return this.onBroadcast(channel, message);
+      case BROADCAST_END:
+        return this.onBroadcastEnd(r.partition, channel);
+      case BARRIER:
+      case BROADCAST_BARRIER:
+        return this.onBarrier(r, message, kind === BARRIER ? `d${channel}` : `b${channel}`);
+    }
+  }
+
+  private flushData(): void {
+    for (let c = 0; c < this.data.length; c++) {
+      const records = this.data[c];
+      if (records === undefined) continue;
+      this.data[c] = undefined;
+      this.queue.offer({ kind: 'data', channel: c, records });
+    }
+  }
+
+  private onBarrier(r: ConsumedRecord, message: WireMessage, lane: string): void {
+    const { holdThis } = this.alignment.arrive(r.partition, lane, message[3] as number);
+    if (holdThis) this.alignment.hold(lane, { partition: r.partition, offset: BigInt(r.offset), message, record: r });
+    this.completeBarrier(lane);
+  }
+
+  /** Hands the lane's barrier on once every partition delivered it, then replays what waited behind it. */
+  private completeBarrier(lane: string): void {
+    const broadcast = lane[0] === 'b';
+    const channel = Number(lane.slice(1));
+    const ended = broadcast ? this.broadcastEnded[channel] : this.ended[channel];
+    const done = this.alignment.complete(lane, this.partitions, (p) => ended.has(p));
+    if (!done) return;
+    this.flushData();
+    this.queue.offer({ kind: 'barrier', checkpointId: done.checkpointId, channel, lane: broadcast ? 'broadcast' : 'data' });
+    for (const held of done.replay) {
+      if (this.partitions.has(held.partition)) this.handle(held.record, held.message);
+    }
+  }
+
+  private onWatermark(partition: number, channel: number, watermark: number): void {
+    const marks = this.marks.get(partition);
+    if (!marks || watermark <= marks[channel]) return;
+    marks[channel] = watermark;
+    this.idle[channel].delete(partition);
+    this.recomputeWatermark(channel);
+  }
+
+  private recomputeWatermark(channel: number): void {
+    if (this.marks.size === 0) return;
+    let min = Number.POSITIVE_INFINITY;
+    for (const m of this.marks.values()) if (m[channel] < min) min = m[channel];
+    if (min > this.emitted[channel]) {
+      this.emitted[channel] = min;
+      this.queue.offer({ kind: 'watermark', channel, watermark: min });
+    }
+  }
+
+  private onIdle(partition: number, channel: number): void {
+    this.idle[channel].add(partition);
+    if (this.idle[channel].size === this.partitions.size) this.queue.offer({ kind: 'idle', channel });
+  }
+
+  private onEnd(partition: number, channel: number): void {
+    this.ended[channel].add(partition);
+    // A partition that ended counts as having delivered a barrier still being collected.
+    this.completeBarrier(`d${channel}`);
+    if (this.ended[channel].size === this.partitions.size) this.queue.offer({ kind: 'end', channel, lane: 'data' });
+  }
+
+  private onBroadcast(channel: number, message: WireMessage): void {
+    const seq = message[6] as number;
+    if (seq <= this.broadcastSeq[channel]) return;
+    this.broadcastSeq[channel] = seq;
+    this.queue.offer({
+      kind: 'broadcast',
+      channel,
+      records: [{ value: message[5], timestamp: message[3] as number, ingestMs: message[4] as number }],
+    });
+  }
+
+  private onBroadcastEnd(partition: number, channel: number): void {
+    this.broadcastEnded[channel].add(partition);
+    this.completeBarrier(`b${channel}`);
+    if (this.broadcastEnded[channel].size === this.partitions.size) this.queue.offer({ kind: 'end', channel, lane: 'broadcast' });
+  }
+}

@@ -1,0 +1,94 @@
+/**
+ * Control of a running job, apart from its data path: checkpoints (trigger, complete, the stop-with-savepoint pause),
+ * live key-group moves and key-group snapshots. Every step that touches a subtask's state runs in-band, in that
+ * subtask's input, so it sees exactly the records before it.
+ */
+import type { RoutingTable } from '../keygroups';
+import type { CheckpointCoordinator } from './checkpoint-coordinator';
+import type { ExactlyOnceKafkaSinkWriter } from './connectors/exactly-once-sink';
+import type { KeyGroupMove } from './exchange/exchange';
+import { inBand } from './in-band';
+import { KafkaKeyGroupMoves, moveInMemory } from './key-group-moves';
+import { type CheckpointSnapshot, JobRunError } from './running-job';
+import { present, type StageRuntime } from './stage-runtime';
+
+export class JobControl {
+  private readonly kafkaMoves = new KafkaKeyGroupMoves();
+
+  constructor(
+    private readonly jobId: string,
+    private readonly stages: ReadonlyMap<string, StageRuntime>,
+    private readonly checkpoints: CheckpointCoordinator,
+    private readonly epochWriters: readonly ExactlyOnceKafkaSinkWriter[],
+  ) {}
+
+  /**
+   * Barriers enter at this process's sources; keyed subtasks here align over every input channel, local or (over the
+   * Kafka exchange) remote. Resolves with this process's part of the cut and its exactly-once sinks' sealed epochs.
+   */
+  async triggerCheckpoint(checkpointId: number): Promise<CheckpointSnapshot> {
+    const snapshot = await this.checkpoints.trigger(checkpointId, [...this.stages.values()]);
+    return { ...snapshot, sinkEpochs: await Promise.all(this.epochWriters.map((w) => w.sealedEpoch(checkpointId))) };
+  }
+
+  async completeCheckpoint(checkpointId: number): Promise<void> {
+    await Promise.all(this.epochWriters.map((w) => w.commit(checkpointId)));
+  }
+
+  pauseSourcesAfterNextBarrier(): void {
+    for (const p of this.sourcePumps()) p.pauseAfterNextBarrier?.();
+    for (const rt of this.stages.values()) for (const i of rt.local) rt.subtasks[i].holdTimersAfterNextBarrier();
+  }
+
+  resumeSources(): void {
+    for (const p of this.sourcePumps()) p.resume?.();
+    for (const rt of this.stages.values()) {
+      for (const i of rt.local) {
+        rt.subtasks[i].releaseTimers();
+        // Wakes the subtask so timers that fell due while held fire now, not at its next message.
+        rt.queues[i].offer({ kind: 'tick' });
+      }
+    }
+  }
+
+  routingTable(operatorId: string): RoutingTable {
+    const rt = this.keyedStage(operatorId);
+    return rt.exchange?.table ?? rt.routing!;
+  }
+
+  moveKeyGroups(operatorId: string, moves: readonly KeyGroupMove[]): Promise<RoutingTable> {
+    const rt = this.keyedStage(operatorId);
+    return rt.exchange ? moveInMemory(rt, moves) : this.kafkaMoves.move(rt, moves);
+  }
+
+  snapshotKeyGroup(operatorId: string, keyGroup: number): Promise<Uint8Array> {
+    const rt = this.keyedStage(operatorId);
+    const owner = this.localOwner(rt, keyGroup);
+    return inBand(rt.queues[owner], async () => {
+      await rt.backends[owner].flush();
+      return rt.backends[owner].snapshotKeyGroup(keyGroup);
+    });
+  }
+
+  restoreKeyGroup(operatorId: string, keyGroup: number, image: Uint8Array): Promise<void> {
+    const rt = this.keyedStage(operatorId);
+    const owner = this.localOwner(rt, keyGroup);
+    return inBand(rt.queues[owner], () => rt.operators[owner].adoptKeyGroup(keyGroup, image));
+  }
+
+  private sourcePumps() {
+    return [...this.stages.values()].filter((rt) => rt.plan.root.kind === 'source').flatMap((rt) => present(rt.pumps));
+  }
+
+  private localOwner(rt: StageRuntime, keyGroup: number): number {
+    const owner = this.routingTable(rt.plan.id).ownerOf(keyGroup);
+    if (!rt.operators[owner]) throw new JobRunError(`key group ${keyGroup} of "${rt.plan.id}" belongs to subtask ${owner}, not run here`);
+    return owner;
+  }
+
+  private keyedStage(operatorId: string): StageRuntime {
+    const rt = this.stages.get(operatorId);
+    if (!rt || !rt.routing) throw new JobRunError(`no keyed operator "${operatorId}" in job ${this.jobId}`);
+    return rt;
+  }
+}
