@@ -14,10 +14,12 @@ export {
   type WorkerStopping,
 } from './messages/worker-events';
 export {
+  runProcessSchema,
   runSubtasksSchema,
   stopSubtasksSchema,
   takeSavepointSchema,
   workerCommandSchema,
+  type RunProcess,
   type RunSubtasks,
   type StopSubtasks,
   type TakeSavepoint,

@@ -41,10 +41,30 @@ export const jobConfigSchema = z.strictObject({
 });
 export type JobConfigMessage = z.infer<typeof jobConfigSchema>;
 
+/**
+ * Which of a run's job host processes a command is for. A deployment runs in `count` processes (one per slot, on one
+ * or several workers); process 0 leads the run's checkpoints. Absent: process 0 of 1 (the whole job in one process).
+ */
+export const runProcessSchema = z
+  .strictObject({ index: z.number().int().min(0).max(4095), count: z.number().int().min(1).max(4096) })
+  .refine((p) => p.index < p.count, { message: 'process index must be below the process count' });
+export type RunProcess = z.infer<typeof runProcessSchema>;
+
 export const runSubtasksSchema = z
   .strictObject({
     ...commandBase,
     type: z.literal('run-subtasks'),
+    process: runProcessSchema.optional(),
+    /**
+     * The run's number: the job's incarnation. Records a job host writes between processes carry it, and records of
+     * older runs are skipped (their zombies, and what they wrote past the checkpoint this run restores).
+     */
+    runNo: z.number().int().min(0).optional(),
+    /**
+     * Subtasks per operator across the whole run (every process needs the job's full shape to plan it). Absent: one
+     * more than the highest subtask index of each operator in `subtasks` (a run in one process).
+     */
+    parallelism: z.record(resourceId, z.number().int().min(1).max(32768)).optional(),
     /** The job bundle in the blob store, and its sha256 so the worker runs exactly what was uploaded. */
     bundle: z.strictObject({ key: z.string().min(1).max(1024), sha256: z.string().regex(/^[0-9a-f]{64}$/) }),
     maxParallelism: z.number().int().min(1).max(32768),
@@ -78,6 +98,8 @@ export const runSubtasksSchema = z
 export const stopSubtasksSchema = z.strictObject({
   ...commandBase,
   type: z.literal('stop-subtasks'),
+  /** The process of the run to stop; absent: process 0. */
+  process: z.number().int().min(0).max(4095).optional(),
   subtasks: z.array(subtaskRefSchema.pick({ operatorId: true, subtask: true })).min(1).max(4096),
   /** Take this savepoint before stopping (savepoint upgrades and suspends); absent: stop without one. */
   savepoint: z.strictObject({ snapshotId: z.string().min(1).max(200), location: z.string().min(1).max(1024) }).optional(),
@@ -101,4 +123,5 @@ export type WorkerCommand = z.infer<typeof workerCommandSchema>;
 export type RunSubtasks = z.infer<typeof runSubtasksSchema>;
 export type StopSubtasks = z.infer<typeof stopSubtasksSchema>;
 export type TakeSavepoint = z.infer<typeof takeSavepointSchema>;
+/** Take-savepoint goes to process 0 of a run, which leads its checkpoints; every process stops with it when asked. */
 export type WorkerCommandType = WorkerCommand['type'];

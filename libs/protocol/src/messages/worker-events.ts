@@ -17,6 +17,8 @@ export type WorkerDescriptor = z.infer<typeof workerDescriptorSchema>;
 
 export const runningSubtaskSchema = subtaskRefSchema.extend({
   state: z.enum(['STARTING', 'RUNNING', 'STOPPING', 'FAILED']),
+  /** The job host process of its run that runs it (run-subtasks `process.index`); absent: 0. */
+  process: z.number().int().min(0).max(4095).optional(),
 });
 export type RunningSubtask = z.infer<typeof runningSubtaskSchema>;
 
