@@ -16,7 +16,11 @@ export const workerDescriptorSchema = z.strictObject({
 export type WorkerDescriptor = z.infer<typeof workerDescriptorSchema>;
 
 export const runningSubtaskSchema = subtaskRefSchema.extend({
-  state: z.enum(['STARTING', 'RUNNING', 'STOPPING', 'FAILED']),
+  /**
+   * FAILED: the job failed on its own (its code, a bad restore) and reported why. LOST: its job host died without a
+   * word (killed, out of memory): nothing says the job cannot run, so the control plane recovers the run.
+   */
+  state: z.enum(['STARTING', 'RUNNING', 'STOPPING', 'FAILED', 'LOST']),
   /** The job host process of its run that runs it (run-subtasks `process.index`); absent: 0. */
   process: z.number().int().min(0).max(4095).optional(),
 });
