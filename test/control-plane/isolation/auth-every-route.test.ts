@@ -130,7 +130,7 @@ describe('authentication of every route, in every spelling', () => {
   let a: TestTenant;
   let b: TestTenant;
   let revokedKey: string;
-  const ids = { deployment: `d${randomBytes(10).toString('hex')}`, bundle: '', bundleName: '', slo: '', apiKey: '' };
+  const ids = { deployment: `d${randomBytes(12).toString('hex')}`, bundle: '', bundleName: '', slo: '', apiKey: '' };
 
   const asA = (method: string, path: string, body?: unknown) =>
     fetch(`${cp.url}${path}`, { method, headers: { authorization: `Bearer ${a.writeKey}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });

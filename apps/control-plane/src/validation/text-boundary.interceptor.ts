@@ -15,19 +15,28 @@ const NOT_ASCII = /[^\x21-\x7e]/;
 
 /**
  * Refuses NUL, lone surrogates and bytes that are not UTF-8 anywhere in the path, the query or a JSON body, with a
- * 400 naming each parameter, before any handler (and so any database call) runs. Global, after the guard: an
+ * 400 naming each parameter, before any handler (and so any database call) runs; and NUL or lone surrogates in a
+ * GraphQL resolver's arguments (BAD_USER_INPUT naming the argument). Global, after the guard: an
  * unauthenticated request is a 401 whatever it carries. A JSON body whose bytes are not UTF-8 is refused earlier, by
  * the body parser (app.ts), like malformed JSON; a path with a malformed escape by the router (framework-errors.ts).
  */
 @Injectable()
 export class TextBoundaryInterceptor implements NestInterceptor {
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
-    if (context.getType() === 'http') {
-      const errors = textErrorsOf(context.switchToHttp().getRequest<RequestText>());
-      if (errors.length > 0) throw new InvalidRequestProblem(errors);
-    }
+    const type = context.getType<string>();
+    const errors = type === 'http' ? textErrorsOf(context.switchToHttp().getRequest<RequestText>()) : type === 'graphql' ? graphqlTextErrors(context) : [];
+    if (errors.length > 0) throw new InvalidRequestProblem(errors);
     return next.handle();
   }
+}
+
+/**
+ * A resolver's arguments (root, args, context, info: index 1), once its caller is authenticated (the context holds a
+ * principal): without one the field itself answers UNAUTHENTICATED, as a REST route answers 401 first.
+ */
+function graphqlTextErrors(context: ExecutionContext): InvalidParameter[] {
+  const caller = context.getArgByIndex<{ principal?: unknown } | undefined>(2);
+  return caller?.principal ? badStrings(context.getArgByIndex(1), 'body') : [];
 }
 
 export function textErrorsOf(request: RequestText): InvalidParameter[] {
