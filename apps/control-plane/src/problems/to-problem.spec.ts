@@ -1,4 +1,4 @@
-import { BadRequestException, InternalServerErrorException, NotFoundException, PayloadTooLargeException } from '@nestjs/common';
+import { BadRequestException, HttpException, InternalServerErrorException, NotFoundException, PayloadTooLargeException } from '@nestjs/common';
 import { DatabaseUnavailableError } from '@weir/db';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -43,6 +43,9 @@ describe('toProblem', () => {
       unexpected: false,
       problem: { status: 415, title: 'Unsupported Media Type', detail: expect.stringMatching(/^Unsupported Media Type: application\/xml: send JSON \(Content-Type: application\/json\)/) },
     });
+    // As Nest hands it over: wrapped in an HttpException, the original as its cause.
+    const wrapped = new HttpException('Unsupported Media Type', 415, { cause: Object.assign(new Error('Unsupported Media Type'), { statusCode: 415, code: 'FST_ERR_CTP_INVALID_MEDIA_TYPE' }) });
+    expect(toProblem(wrapped, '/v1/slos', 'r').problem.detail).toBe('Unsupported Media Type: send JSON (Content-Type: application/json), or multipart/form-data to upload a bundle');
     const library = Object.assign(new Error('upstream said 404 for s3://bucket/secret-key'), { statusCode: 404 });
     expect(toProblem(library, '/v1/bundles', 'r')).toMatchObject({ unexpected: true, problem: { status: 500 } });
     const serverSide = Object.assign(new Error('plugin timeout'), { statusCode: 500, code: 'FST_ERR_PLUGIN_TIMEOUT' });

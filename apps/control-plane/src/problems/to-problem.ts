@@ -29,6 +29,14 @@ export function toProblem(error: unknown, instance: string, requestId: string | 
       },
     };
   }
+  // Nest hands Fastify's own rejections over wrapped in an HttpException, the original as its cause.
+  const rejected = fastifyRejection(error instanceof HttpException ? error.cause : error);
+  if (rejected) {
+    return {
+      unexpected: false,
+      problem: { type: 'about:blank', title: STATUS_CODES[rejected.status] ?? 'Error', status: rejected.status, detail: rejected.detail, ...common },
+    };
+  }
   if (error instanceof HttpException && error.getStatus() < 500) {
     const status = error.getStatus();
     return {
@@ -40,13 +48,6 @@ export function toProblem(error: unknown, instance: string, requestId: string | 
         detail: httpExceptionDetail(error),
         ...common,
       },
-    };
-  }
-  const rejected = fastifyRejection(error);
-  if (rejected) {
-    return {
-      unexpected: false,
-      problem: { type: 'about:blank', title: STATUS_CODES[rejected.status] ?? 'Error', status: rejected.status, detail: rejected.detail, ...common },
     };
   }
   if (error instanceof DatabaseUnavailableError) {
