@@ -5,9 +5,11 @@ export const DEPLOYMENT_COLUMNS = `tenant_id, id, name, bundle_id, parallelism, 
   pending_upgrade, pending_parallelism, pending_stop, run_no, created_at, updated_at, status_changed_at,
   (SELECT json_build_object('snapshotId', r.snapshot_id, 'location', r.location, 'origin', r.origin, 'reason', r.reason,
      'allowNonRestoredState', r.allow_non_restored_state)
-   FROM deployment_restores r WHERE r.deployment_id = deployments.id) AS pending_restore`;
+   FROM deployment_restores r WHERE r.deployment_id = deployments.id) AS pending_restore,
+  (SELECT json_build_object('runNo', r.run_no, 'workerId', r.worker_id, 'subtasks', r.subtasks, 'processes', r.processes)
+   FROM deployment_runs r WHERE r.deployment_id = deployments.id AND r.run_no = deployments.run_no AND r.ended_at IS NULL) AS open_run`;
 
-export const RUN_COLUMNS = `deployment_id, run_no, worker_id, bundle_id, subtasks, slots, restore_from, started_reason, placed_at,
+export const RUN_COLUMNS = `deployment_id, run_no, worker_id, bundle_id, subtasks, slots, processes, restore_from, started_reason, placed_at,
   dispatched_at, running_at, stop_sent_at, ended_at, outcome, end_reason`;
 
 export const TRANSITION_COLUMNS = 'id, deployment_id, from_status, to_status, reason, run_no, at';
@@ -26,6 +28,8 @@ export interface DeploymentRow {
   pending_parallelism: Deployment['pendingParallelism'];
   pending_stop: Deployment['pendingStop'];
   pending_restore: Deployment['pendingRestore'];
+  /** The open run's layout columns (processes '[]' for a run placed before layouts were recorded); null when none is open. */
+  open_run: { runNo: number; workerId: string; subtasks: DeploymentRun['subtasks']; processes: DeploymentRun['processes'] } | null;
   run_no: number;
   created_at: Date;
   updated_at: Date;
@@ -48,6 +52,7 @@ export function toDeployment(r: DeploymentRow): Deployment {
     pendingRestore: r.pending_restore,
     pendingStop: r.pending_stop,
     runNo: r.run_no,
+    layout: r.open_run ? { runNo: r.open_run.runNo, processes: processesOf(r.open_run) } : null,
     createdAt: r.created_at,
     updatedAt: r.updated_at,
     statusChangedAt: r.status_changed_at,
@@ -61,6 +66,8 @@ export interface RunRow {
   bundle_id: string;
   subtasks: DeploymentRun['subtasks'];
   slots: number;
+  /** '[]' for runs placed before layouts were recorded (1764870000000_run-processes.sql). */
+  processes: DeploymentRun['processes'];
   restore_from: DeploymentRun['restoreFrom'];
   started_reason: string;
   placed_at: Date;
@@ -80,6 +87,7 @@ export function toRun(r: RunRow): DeploymentRun {
     bundleId: r.bundle_id,
     subtasks: r.subtasks,
     slots: r.slots,
+    processes: processesOf({ workerId: r.worker_id, subtasks: r.subtasks, processes: r.processes }),
     restoreFrom: r.restore_from,
     startedReason: r.started_reason,
     placedAt: r.placed_at,
@@ -90,6 +98,11 @@ export function toRun(r: RunRow): DeploymentRun {
     outcome: r.outcome,
     endReason: r.end_reason,
   };
+}
+
+/** A run placed before layouts were recorded ran the whole job in one process on its worker. */
+function processesOf(r: { workerId: string; subtasks: DeploymentRun['subtasks']; processes: DeploymentRun['processes'] }): DeploymentRun['processes'] {
+  return r.processes.length > 0 ? r.processes : [{ index: 0, workerId: r.workerId, subtasks: r.subtasks }];
 }
 
 export interface TransitionRow {

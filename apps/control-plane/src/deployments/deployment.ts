@@ -81,9 +81,17 @@ export interface Deployment {
   readonly pendingRestore: PendingRestore | null;
   readonly pendingStop: PendingStop | null;
   readonly runNo: number;
+  /** Where the open run runs: its processes, their workers and subtasks; null while no run is open. */
+  readonly layout: RunLayout | null;
   readonly createdAt: Date;
   readonly updatedAt: Date;
   readonly statusChangedAt: Date;
+}
+
+/** The layout of one run: which process runs which subtasks on which worker. */
+export interface RunLayout {
+  readonly runNo: number;
+  readonly processes: readonly RunProcessLayout[];
 }
 
 export const RUN_OUTCOMES = ['STOPPED', 'FAILED', 'FINISHED', 'LOST', 'REPLACED'] as const;
@@ -95,14 +103,29 @@ export interface SubtaskAssignment {
   readonly keyGroups: readonly (readonly [number, number])[];
 }
 
-/** One start of a deployment on one worker. */
+/**
+ * One job host process of a run: the worker hosting it and the subtasks it runs (subtask `index` of every operator
+ * whose parallelism exceeds `index`). Each process holds one slot on its worker.
+ */
+export interface RunProcessLayout {
+  readonly index: number;
+  readonly workerId: string;
+  readonly subtasks: readonly SubtaskAssignment[];
+}
+
+/** One start of a deployment, in one or several job host processes on one or several workers. */
 export interface DeploymentRun {
   readonly deploymentId: string;
   readonly runNo: number;
+  /** Process 0's worker: it leads the run's checkpoints and takes its savepoints. */
   readonly workerId: string;
   readonly bundleId: string;
+  /** Every subtask of the run, across its processes. */
   readonly subtasks: readonly SubtaskAssignment[];
+  /** The process count: each process holds one slot on its worker. */
   readonly slots: number;
+  /** The layout, in index order (at least one process). */
+  readonly processes: readonly RunProcessLayout[];
   readonly restoreFrom: { readonly snapshotId: string; readonly location: string; readonly allowNonRestoredState?: boolean } | null;
   readonly startedReason: string;
   readonly placedAt: Date;

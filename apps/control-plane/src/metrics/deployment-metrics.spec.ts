@@ -1,6 +1,6 @@
 import { LatencyRecorder, type SubtaskMetricsSnapshot } from '@weir/metrics';
 import { describe, expect, it } from 'vitest';
-import { toDeploymentMetrics } from './deployment-metrics';
+import { jobInputOperators, toDeploymentMetrics } from './deployment-metrics';
 import { minuteStart, parseJobMember, parseMinuteMember, jobMember, minuteMember } from './metrics-keys';
 
 function snapshot(subtask: number, latencies: number[], fields: Partial<SubtaskMetricsSnapshot> = {}): SubtaskMetricsSnapshot {
@@ -24,6 +24,41 @@ describe('toDeploymentMetrics', () => {
     expect(m.eventTimeLatency.samples).toBe(4);
     expect(m.eventTimeLatency.max).toBeCloseTo(100, 0);
     expect(m.watermarkLagMs).toBe(80);
+  });
+});
+
+describe('throughput across stages, processes and workers', () => {
+  // A three-stage job at 100 records/s: a source (2 subtasks) → keyBy → counts (3 subtasks) → keyBy → totals (2),
+  // its subtasks spread over processes on two workers (the snapshots come from every one of them). Each keyed stage
+  // sees every record once more, so summing every stage's input would read 300/s.
+  const stage = (operatorId: string, subtask: number, inPerSec: number, keyed: boolean) =>
+    snapshot(subtask, [], { operatorId, recordsInPerSec: inPerSec, recordsOutPerSec: inPerSec, keyGroupCounts: keyed && inPerSec > 0 ? { [subtask]: inPerSec } : {} });
+  const job = [
+    stage('src', 0, 60, false),
+    stage('src', 1, 40, false),
+    stage('counts', 0, 30, true),
+    stage('counts', 1, 30, true),
+    stage('counts', 2, 40, true),
+    stage('totals', 0, 50, true),
+    stage('totals', 1, 50, true),
+  ];
+
+  it('counts only the records entering the job at its sources', () => {
+    expect(jobInputOperators(job)).toEqual(['src']);
+    const m = toDeploymentMetrics(job, 1);
+    expect(m.recordsInPerSec).toBe(100);
+    expect(m.subtasks).toBe(7);
+  });
+
+  it('counts an idle keyed operator with the sources, where it adds nothing', () => {
+    const idle = [...job.filter((s) => s.operatorId !== 'totals'), stage('totals', 0, 0, true), stage('totals', 1, 0, true)];
+    expect(jobInputOperators(idle).sort()).toEqual(['src', 'totals']);
+    expect(toDeploymentMetrics(idle, 1).recordsInPerSec).toBe(100);
+  });
+
+  it('a keyed operator is not a source when only one of its subtasks saw records', () => {
+    const partly = job.map((s) => (s.operatorId === 'counts' && s.subtask === 2 ? { ...s, keyGroupCounts: {} } : s));
+    expect(jobInputOperators(partly)).toEqual(['src']);
   });
 });
 

@@ -25,6 +25,7 @@ export interface DeploymentMetrics {
   readonly fromMs: number;
   readonly toMs: number;
   readonly subtasks: number;
+  /** The job's throughput: records entering it at its sources (jobInputOperators), not every stage's input summed. */
   readonly recordsInPerSec: number;
   readonly recordsOutPerSec: number;
   readonly busyMsPerSec: { readonly max: number; readonly mean: number };
@@ -35,9 +36,31 @@ export interface DeploymentMetrics {
   readonly deadLettered: number;
 }
 
-/** Merges the latest snapshots of one job (all of the same tenant and job; at least one) with summarizeJob. */
+/**
+ * The operators whose records in are the job's input: its sources. A snapshot does not say its operator's kind, but
+ * the engine counts key groups exactly where keyed records enter a subtask (a keyed stage reading its exchange, in
+ * memory or over Kafka from another process), and a source subtask never counts one. So an operator none of whose
+ * subtasks saw a key group in the interval reads from outside the job. A keyed operator that received nothing in
+ * the interval is counted with them and adds its zero; whichever workers and processes the subtasks came from,
+ * each is one snapshot here.
+ */
+export function jobInputOperators(snapshots: readonly SubtaskMetricsSnapshot[]): string[] {
+  const keyed = new Set<string>();
+  const all = new Set<string>();
+  for (const s of snapshots) {
+    all.add(s.operatorId);
+    if (Object.keys(s.keyGroupCounts).length > 0) keyed.add(s.operatorId);
+  }
+  return [...all].filter((id) => !keyed.has(id));
+}
+
+/**
+ * Merges the latest snapshots of one job (all of the same tenant and job; at least one) with summarizeJob: every
+ * subtask of every process, on whichever worker it runs, is one snapshot (the store keeps one per operator and
+ * subtask). Records in/s counts the job's sources only (a three-stage job would otherwise read three times its rate).
+ */
 export function toDeploymentMetrics(snapshots: readonly SubtaskMetricsSnapshot[], at: number): DeploymentMetrics {
-  const summary = summarizeJob(snapshots, { heavyKeys: PUSHED_HEAVY_KEYS });
+  const summary = summarizeJob(snapshots, { heavyKeys: PUSHED_HEAVY_KEYS, sourceOperators: jobInputOperators(snapshots) });
   let fromMs = Infinity;
   let toMs = -Infinity;
   for (const s of snapshots) {

@@ -4,39 +4,56 @@ import { createCommandDispatcher, workerCommandsQueue, type CommandDispatcher, t
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { WEIR_CONFIG } from '../control-plane-options';
-import type { Deployment, DeploymentRun } from '../deployments/deployment';
+import type { Deployment, DeploymentRun, RunProcessLayout } from '../deployments/deployment';
 import { checkpointingOf } from '../savepoints/checkpointing-settings';
-import type { PlacementBundle } from './subtask-plan';
+import { runParallelism, type PlacementBundle } from './subtask-plan';
 
 /**
- * Deterministic idempotency keys: the same run of the same deployment always yields the same key, so a command
- * sent twice (a retry after a crash between send and commit, or a second control-plane instance) is applied once:
- * BullMQ drops a job id it already holds, and the worker skips keys it has applied.
+ * Deterministic idempotency keys, one per process of a run: the same process of the same run always yields the same
+ * key, so a command sent twice (a retry after a crash between send and commit, or a second control-plane instance)
+ * is applied once: BullMQ drops a job id it already holds, and the worker skips keys it has applied. Process 0 keeps
+ * the key a run in one process always had, so lookups of process 0's commands (the stop whose savepoint failed,
+ * savepoints/) read the same whatever the layout.
  */
-export const runCommandKey = (deploymentId: string, runNo: number) => `${deploymentId}-run-${runNo}`;
-export const stopCommandKey = (deploymentId: string, runNo: number) => `${deploymentId}-run-${runNo}-stop`;
+export const runCommandKey = (deploymentId: string, runNo: number, processIndex = 0) =>
+  processIndex === 0 ? `${deploymentId}-run-${runNo}` : `${deploymentId}-run-${runNo}-p${processIndex}`;
+export const stopCommandKey = (deploymentId: string, runNo: number, processIndex = 0) =>
+  processIndex === 0 ? `${deploymentId}-run-${runNo}-stop` : `${deploymentId}-run-${runNo}-p${processIndex}-stop`;
+
+/** A process of a run, as commands address it. */
+type ProcessOfRun = Pick<RunProcessLayout, 'index' | 'workerId' | 'subtasks'>;
 
 /**
- * The stop-subtasks command of a run: a plain stop, or with `savepoint` a stop-with-savepoint (savepoints/), under the
- * same key, so only one of them is ever applied.
+ * The stop-subtasks command of one process of a run: a plain stop, or with `savepoint` a stop-with-savepoint
+ * (savepoints/), under the same key, so only one of them is ever applied. Every process gets the same savepoint:
+ * process 0 takes it for the whole job, the others wait for it and then stop.
  */
 export function stopSubtasksCommand(
   deployment: { readonly tenantId: string; readonly id: string },
-  run: { readonly runNo: number; readonly subtasks: readonly { readonly operatorId: string; readonly subtask: number }[] },
+  run: { readonly runNo: number },
+  process: ProcessOfRun,
   reason: string,
   savepoint?: StopSubtasks['savepoint'],
 ): StopSubtasks {
   return {
     v: 1,
     type: 'stop-subtasks',
-    idempotencyKey: stopCommandKey(deployment.id, run.runNo),
+    idempotencyKey: stopCommandKey(deployment.id, run.runNo, process.index),
     issuedAt: Date.now(),
     tenantId: deployment.tenantId,
     jobId: deployment.id,
-    subtasks: run.subtasks.map((s) => ({ operatorId: s.operatorId, subtask: s.subtask })),
+    process: process.index,
+    subtasks: process.subtasks.map((s) => ({ operatorId: s.operatorId, subtask: s.subtask })),
     ...(savepoint ? { savepoint } : {}),
     reason: reason.slice(0, 500),
   };
+}
+
+/** A worker's refusal of one process's run command, naming the process. */
+export interface RunRefusal {
+  readonly process: number;
+  readonly workerId: string;
+  readonly reason: string;
 }
 
 /** Bounds on Redis round trips: a reconcile step holds a row lock, so it must fail (and retry later), never hang. */
@@ -47,7 +64,7 @@ export class CommandGatewayTimeoutError extends Error {
   override readonly name = 'CommandGatewayTimeoutError';
 }
 
-/** The control plane's side of the worker protocol, for deployments: run, stop, and what became of a command. */
+/** The control plane's side of the worker protocol, for deployments: run, stop, and what became of a command, per process. */
 @Injectable()
 export class CommandGateway implements OnApplicationBootstrap, OnModuleDestroy {
   private dispatcher: CommandDispatcher | undefined;
@@ -61,38 +78,56 @@ export class CommandGateway implements OnApplicationBootstrap, OnModuleDestroy {
     this.commands();
   }
 
+  /**
+   * run-subtasks to each process's worker: the process (index of count), the run number, the whole run's parallelism
+   * per operator, and only that process's subtasks with their key-group ranges. One at a time, each bounded: a
+   * failure leaves the run undispatched, and the next attempt resends every process's command under the same keys.
+   */
   async sendRun(deployment: Deployment, run: DeploymentRun, bundle: PlacementBundle): Promise<void> {
-    await this.send(run.workerId, {
-      v: 1,
-      type: 'run-subtasks',
-      idempotencyKey: runCommandKey(deployment.id, run.runNo),
-      issuedAt: Date.now(),
-      tenantId: deployment.tenantId,
-      jobId: deployment.id,
-      bundle: { key: bundle.key, sha256: bundle.sha256 },
-      maxParallelism: bundle.maxParallelism,
-      subtasks: run.subtasks.map((s) => ({ operatorId: s.operatorId, subtask: s.subtask, keyGroups: s.keyGroups.map(([a, b]) => [a, b] as [number, number]) })),
-      ...(run.restoreFrom ? { restoreFrom: { snapshotId: run.restoreFrom.snapshotId, location: run.restoreFrom.location } } : {}),
-      ...(run.restoreFrom?.allowNonRestoredState ? { allowNonRestoredState: true } : {}),
-      checkpointing: checkpointingOf(deployment.config),
-      // The job's deployment-time parameters (topics by logical name, properties): a parameterized bundle is built with them.
-      config: { topics: { ...deployment.config.topics }, properties: { ...deployment.config.properties } },
-    });
+    const parallelism = runParallelism(run.subtasks);
+    const checkpointing = checkpointingOf(deployment.config);
+    for (const process of run.processes) {
+      await this.send(process.workerId, {
+        v: 1,
+        type: 'run-subtasks',
+        idempotencyKey: runCommandKey(deployment.id, run.runNo, process.index),
+        issuedAt: Date.now(),
+        tenantId: deployment.tenantId,
+        jobId: deployment.id,
+        process: { index: process.index, count: run.processes.length },
+        runNo: run.runNo,
+        parallelism,
+        bundle: { key: bundle.key, sha256: bundle.sha256 },
+        maxParallelism: bundle.maxParallelism,
+        subtasks: process.subtasks.map((s) => ({ operatorId: s.operatorId, subtask: s.subtask, keyGroups: s.keyGroups.map(([a, b]) => [a, b] as [number, number]) })),
+        ...(run.restoreFrom ? { restoreFrom: { snapshotId: run.restoreFrom.snapshotId, location: run.restoreFrom.location } } : {}),
+        ...(run.restoreFrom?.allowNonRestoredState ? { allowNonRestoredState: true } : {}),
+        checkpointing,
+        // The job's deployment-time parameters (topics by logical name, properties): a parameterized bundle is built with them.
+        config: { topics: { ...deployment.config.topics }, properties: { ...deployment.config.properties } },
+      });
+    }
   }
 
+  /** stop-subtasks to every process's worker (a lost worker's too: it is queued there in case the worker comes back). */
   async sendStop(deployment: Deployment, run: DeploymentRun, reason: string): Promise<void> {
-    await this.send(run.workerId, stopSubtasksCommand(deployment, run, reason));
+    for (const process of run.processes) await this.send(process.workerId, stopSubtasksCommand(deployment, run, process, reason));
   }
 
-  /** Why the worker refused a run command for good (bad bundle, wrong max parallelism), or null (also when unknown). */
-  async runFailure(deploymentId: string, run: DeploymentRun): Promise<string | null> {
-    const lookup = async () => {
-      const job = await this.queue(run.workerId).getJob(runCommandKey(deploymentId, run.runNo));
-      if (!job || !job.finishedOn || !job.failedReason) return null;
-      return (await job.isFailed()) ? job.failedReason : null;
+  /**
+   * Why a worker refused a process's run command for good (bad bundle, wrong max parallelism), the lowest process
+   * first; null when none did (also when Redis does not say).
+   */
+  async runFailure(deploymentId: string, run: DeploymentRun): Promise<RunRefusal | null> {
+    const lookup = async (): Promise<RunRefusal | null> => {
+      for (const process of run.processes) {
+        const job = await this.queue(process.workerId).getJob(runCommandKey(deploymentId, run.runNo, process.index));
+        if (job?.finishedOn && job.failedReason && (await job.isFailed())) return { process: process.index, workerId: process.workerId, reason: job.failedReason };
+      }
+      return null;
     };
     // Only a shortcut to FAILED: when Redis does not answer, the start timeout still applies.
-    return bounded(lookup(), LOOKUP_TIMEOUT_MS, 'look up a run command').catch(() => null);
+    return bounded(lookup(), LOOKUP_TIMEOUT_MS, 'look up run commands').catch(() => null);
   }
 
   private send(workerId: string, command: WorkerCommand): Promise<void> {

@@ -41,19 +41,24 @@ export class FleetRepository {
   }
 }
 
-/** Slots a worker's reported subtasks hold, counted like slotsFor(): the widest operator of each job. */
+/**
+ * Slots a worker's reported subtasks hold: one per job host process (tenant, job, process), each counted as its widest
+ * operator's subtasks there. A process of a multi-process run holds one subtask per operator, so it counts one slot;
+ * a job reported without process indexes (all process 0: a worker from before runs had several processes) runs whole
+ * in one process and counts its widest operator, as slotsFor() did.
+ */
 export function reportedSlots(subtasks: readonly RunningSubtask[]): number {
   const perOperator = new Map<string, number>();
   for (const s of subtasks) {
-    const key = `${s.tenantId}/${s.jobId}/${s.operatorId}`;
+    const key = `${s.tenantId}/${s.jobId}/${s.process ?? 0}/${s.operatorId}`;
     perOperator.set(key, (perOperator.get(key) ?? 0) + 1);
   }
-  const perJob = new Map<string, number>();
+  const perProcess = new Map<string, number>();
   for (const [key, n] of perOperator) {
-    const job = key.slice(0, key.lastIndexOf('/'));
-    perJob.set(job, Math.max(perJob.get(job) ?? 0, n));
+    const process = key.slice(0, key.lastIndexOf('/'));
+    perProcess.set(process, Math.max(perProcess.get(process) ?? 0, n));
   }
   let total = 0;
-  for (const n of perJob.values()) total += n;
+  for (const n of perProcess.values()) total += n;
   return total;
 }

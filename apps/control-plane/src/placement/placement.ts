@@ -6,20 +6,46 @@ export interface WorkerCapacity {
   readonly slotsInUse: number;
 }
 
-export interface PlacementDecision {
-  readonly workerId: string;
-  readonly freeSlots: number;
+/**
+ * Where each process of a run goes (`workerIds[i]` hosts process i), or why it cannot go anywhere yet: the run
+ * needs `needed` slots and the fleet has `free` free on `live` live workers.
+ */
+export type Spread =
+  | { readonly placed: true; readonly workerIds: readonly string[] }
+  | { readonly placed: false; readonly needed: number; readonly free: number; readonly live: number };
+
+export class PlacementArgumentError extends Error {
+  override readonly name = 'PlacementArgumentError';
 }
 
 /**
- * Picks the live worker with the most free slots that can take `needed` (ties: lowest id, so two decisions on the
- * same view agree). Spreading rather than packing keeps one worker's loss from taking many deployments with it.
+ * Spreads a run's `processes` (one slot each) over the live workers: the worker with the most free slots first
+ * (ties: lowest id, so two decisions on the same view agree) takes as many processes as it has free slots, then
+ * the next. Filling the freest worker rather than dealing one process to each keeps a run on as few workers as
+ * the free slots allow: every worker of a run is one more whose loss restarts the whole run. Runs after it still
+ * spread over the fleet, since each starts at whichever worker is freest by then. Process 0, which leads the run's
+ * checkpoints, lands on the freest worker.
+ * All or nothing: a run wider than the fleet's free slots is not placed at all (docs/deployments.md says why).
  */
-export function chooseWorker(workers: readonly WorkerCapacity[], needed: number): PlacementDecision | null {
-  let best: PlacementDecision | null = null;
-  for (const w of [...workers].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))) {
-    const free = w.slots - w.slotsInUse;
-    if (free >= needed && (!best || free > best.freeSlots)) best = { workerId: w.id, freeSlots: free };
+export function spreadProcesses(workers: readonly WorkerCapacity[], processes: number): Spread {
+  if (!Number.isInteger(processes) || processes < 1) throw new PlacementArgumentError(`a run has at least one process, not ${processes}`);
+  const free = workers
+    .map((w) => ({ id: w.id, free: Math.max(0, w.slots - w.slotsInUse) }))
+    .filter((w) => w.free > 0)
+    .sort((a, b) => b.free - a.free || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  const total = free.reduce((n, w) => n + w.free, 0);
+  if (total < processes) return { placed: false, needed: processes, free: total, live: workers.length };
+  const workerIds: string[] = [];
+  for (const w of free) {
+    for (let k = 0; k < w.free && workerIds.length < processes; k++) workerIds.push(w.id);
+    if (workerIds.length === processes) break;
   }
-  return best;
+  return { placed: true, workerIds };
+}
+
+/** What a run that does not fit waits for, in words: "waiting for 4 free slots: the fleet has 3 free on 2 live workers". */
+export function shortageReason(shortage: { readonly needed: number; readonly free: number; readonly live: number }): string {
+  const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
+  const fleet = shortage.live === 0 ? 'the fleet has no live worker' : `the fleet has ${shortage.free} free on ${plural(shortage.live, 'live worker')}`;
+  return `waiting for ${plural(shortage.needed, 'free slot')}: ${fleet}`;
 }

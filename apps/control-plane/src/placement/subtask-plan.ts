@@ -34,10 +34,38 @@ export function planSubtasks(bundle: PlacementBundle, parallelism: Parallelism):
 }
 
 /**
- * Slots a run holds on its worker: one per subtask of its widest operator. The worker runs a whole job in one
- * child process, and operators chained in it share their subtask's thread of work, so the widest stage is what
- * a job costs; counting every operator would make a five-operator job at parallelism 1 need five slots.
+ * Slots a run holds: one per job host process, and a run has as many processes as its widest operator has subtasks
+ * (planProcesses). Operators share a process's thread of work as Flink's slot sharing has them share a slot, so the
+ * widest stage is what a job costs; counting every operator would make a five-operator job at parallelism 1 need
+ * five slots.
  */
 export function slotsFor(bundle: PlacementBundle, parallelism: Parallelism): number {
   return Math.max(1, ...bundle.operatorIds.map((id) => parallelismOf(parallelism, id)));
+}
+
+/** The subtasks one job host process of a run is given. */
+export interface ProcessPlan {
+  readonly index: number;
+  readonly subtasks: readonly SubtaskAssignment[];
+}
+
+/**
+ * A run's processes, one per slot (slotsFor of them): process i runs subtask i of every operator whose parallelism
+ * exceeds i (Flink-style slot sharing), each with its key-group range from planSubtasks. So every process holds at
+ * most one subtask of each operator, process 0 holds one of every operator, and the processes together hold every
+ * subtask once.
+ */
+export function planProcesses(bundle: PlacementBundle, parallelism: Parallelism): ProcessPlan[] {
+  const subtasks = planSubtasks(bundle, parallelism);
+  return Array.from({ length: slotsFor(bundle, parallelism) }, (_, index) => ({ index, subtasks: subtasks.filter((s) => s.subtask === index) }));
+}
+
+/**
+ * Subtasks per operator across a whole run (run-subtasks' `parallelism`: every process plans the job's full shape),
+ * read back from the run's subtasks, so a run's command says what its row says.
+ */
+export function runParallelism(subtasks: readonly Pick<SubtaskAssignment, 'operatorId' | 'subtask'>[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const s of subtasks) out[s.operatorId] = Math.max(out[s.operatorId] ?? 0, s.subtask + 1);
+  return out;
 }

@@ -1,10 +1,11 @@
 import type { DeploymentRun } from '../deployments/deployment';
 import { LATEST_CHECKPOINT } from '../savepoints/restore-points';
+import { processesOf, runWorkers } from './run-reasons';
 import { goTo, type Next, type ReconcileContext } from './state-machine';
 
 /**
- * A run failed (the worker reports it FAILED, refused it, or it never reported running): stop it to free the
- * worker's slots, end it FAILED, and keep its state for a restart, as a stop does: a restart (PATCH RUNNING, or a
+ * A run failed (a process reports it FAILED, a worker refused it, or it never reported running): stop every process
+ * to free the workers' slots, end it FAILED, and keep its state for a restart, as a stop does: a restart (PATCH RUNNING, or a
  * suspend and resume) then restores the job's latest usable checkpoint, or, for a run that restored a savepoint
  * and never ran, that savepoint again (it is newer than the checkpoints, and its exactly-once output is committed).
  * `PATCH {desiredState: RUNNING, resumeMode: stateless}` drops what was kept.
@@ -19,8 +20,10 @@ export async function failRun(ctx: ReconcileContext, run: DeploymentRun, stopRea
   return goTo('FAILED', `${reason}; ${kept.replace(/^a resume restores/, 'a restart restores')}`);
 }
 
-/** The run's worker reports the job FAILED (it was running, or while it started). */
+/** A process of the run reports the job FAILED (it was running, or while it started): which one, on which worker. */
 export function failReported(ctx: ReconcileContext, run: DeploymentRun): Promise<Next> {
-  const what = `worker ${run.workerId} reports the job FAILED`;
+  const job = ctx.job;
+  const who = job.kind === 'failed' ? processesOf(run, [job]) : runWorkers(run);
+  const what = `${who} reports the job FAILED`;
   return failRun(ctx, run, 'failed: releasing its slots', what, `run ${run.runNo}: ${what} (see the worker's log for the error)`);
 }

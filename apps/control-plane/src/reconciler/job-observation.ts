@@ -1,8 +1,8 @@
 import type { RunningSubtask } from '@weir/protocol';
-import type { DeploymentRun } from '../deployments/deployment';
+import type { DeploymentRun, SubtaskAssignment } from '../deployments/deployment';
 import type { WorkerStatus } from '../workers/worker';
 
-/** The latest run's worker, as the registry last heard it. */
+/** A worker of the latest run, as the registry last heard it. */
 export interface ObservedWorker {
   readonly id: string;
   readonly status: WorkerStatus;
@@ -10,28 +10,74 @@ export interface ObservedWorker {
   readonly runningSubtasks: readonly RunningSubtask[];
 }
 
+/** One process of a run, named as reasons name it. */
+export interface ProcessRef {
+  readonly process: number;
+  readonly workerId: string;
+}
+
+/** Why a process of the run is gone: its worker is not alive, came back without it, or its job host died unreported. */
+export type GoneCause =
+  | { readonly kind: 'worker-not-alive'; readonly workerStatus: Exclude<WorkerStatus, 'ALIVE'> | 'UNKNOWN' }
+  | { readonly kind: 'worker-restarted' }
+  | { readonly kind: 'job-host-lost' };
+
 /**
- * What the fleet says about a deployment's job, from its run's worker's heartbeats:
- * - `worker-gone`: the worker is LOST, STOPPED or unknown (its subtasks are gone or unreachable);
- * - `worker-restarted`: a new incarnation of the worker heartbeats, and the run had been running on the old one;
- * - `absent` / `running` / `failed` / `changing` (some subtasks STARTING or STOPPING): from its reported subtasks.
+ * What the fleet says about a deployment's latest run, from the heartbeats of its processes' workers:
+ * - `failed`: a process reports a subtask FAILED (the job failed on its own and said so);
+ * - `process-gone`: a process is gone (its worker LOST, STOPPED or unknown; restarted without it after the run ran;
+ *   or its job host LOST, killed without a word): the whole run is lost, since its other processes cannot complete
+ *   a checkpoint without it;
+ * - `running`: every process reports every one of its subtasks RUNNING; `absent`: no process reports anything (the
+ *   job ended on its own, or was stopped); `changing`: anything in between (starting, stopping, a partial report).
+ * `reporting` lists the processes whose live worker still reports some of their subtasks (not LOST): what must
+ * stop before another run of the job is placed. Only live workers' reports are read.
  */
 export type JobObservation =
   | { readonly kind: 'no-run' }
-  | { readonly kind: 'worker-gone'; readonly workerId: string; readonly workerStatus: WorkerStatus | 'UNKNOWN' }
-  | { readonly kind: 'worker-restarted'; readonly workerId: string }
-  | { readonly kind: 'absent' | 'running' | 'failed' | 'changing'; readonly workerId: string; readonly subtasks: number };
+  | ({ readonly kind: 'failed'; readonly subtasks: number; readonly reporting: readonly ProcessRef[] } & ProcessRef)
+  | ({ readonly kind: 'process-gone'; readonly cause: GoneCause; readonly reporting: readonly ProcessRef[] } & ProcessRef)
+  | {
+      readonly kind: 'absent' | 'running' | 'changing';
+      readonly subtasks: number;
+      readonly reporting: readonly ProcessRef[];
+      /** Processes not (yet) reporting every one of their subtasks RUNNING. */
+      readonly notRunning: readonly ProcessRef[];
+    };
 
-export function observeJob(tenantId: string, deploymentId: string, run: DeploymentRun | null, worker: ObservedWorker | null): JobObservation {
+export function observeJob(tenantId: string, deploymentId: string, run: DeploymentRun | null, workers: ReadonlyMap<string, ObservedWorker>): JobObservation {
   if (!run) return { kind: 'no-run' };
-  if (!worker || worker.status !== 'ALIVE') {
-    return { kind: 'worker-gone', workerId: run.workerId, workerStatus: worker?.status ?? 'UNKNOWN' };
+  const views = run.processes.map((p) => {
+    const worker = workers.get(p.workerId);
+    const reported = worker?.status === 'ALIVE'
+      ? worker.runningSubtasks.filter((s) => s.tenantId === tenantId && s.jobId === deploymentId && (s.process ?? 0) === p.index)
+      : [];
+    return { ref: { process: p.index, workerId: p.workerId }, planned: p.subtasks, worker, reported };
+  });
+  const reporting = views.filter((v) => v.reported.some((s) => s.state !== 'LOST')).map((v) => v.ref);
+  const subtasks = views.reduce((n, v) => n + v.reported.length, 0);
+
+  const failed = views.find((v) => v.reported.some((s) => s.state === 'FAILED'));
+  if (failed) return { kind: 'failed', ...failed.ref, subtasks, reporting };
+  const gone = (ref: ProcessRef, cause: GoneCause): JobObservation => ({ kind: 'process-gone', ...ref, cause, reporting });
+  for (const { ref, worker } of views) {
+    if (!worker) return gone(ref, { kind: 'worker-not-alive', workerStatus: 'UNKNOWN' });
+    if (worker.status !== 'ALIVE') return gone(ref, { kind: 'worker-not-alive', workerStatus: worker.status });
   }
-  const mine = worker.runningSubtasks.filter((s) => s.tenantId === tenantId && s.jobId === deploymentId);
-  if (mine.length === 0 && run.runningAt && worker.startedAt > run.runningAt) return { kind: 'worker-restarted', workerId: worker.id };
-  const base = { workerId: worker.id, subtasks: mine.length };
-  if (mine.length === 0) return { kind: 'absent', ...base };
-  if (mine.some((s) => s.state === 'FAILED')) return { kind: 'failed', ...base };
-  if (mine.every((s) => s.state === 'RUNNING')) return { kind: 'running', ...base };
-  return { kind: 'changing', ...base };
+  for (const { ref, worker, reported } of views) {
+    // Reporting none of the process after the run ran, from an incarnation that started since: the process died with the old one.
+    if (reported.length === 0 && run.runningAt && worker && worker.startedAt > run.runningAt) return gone(ref, { kind: 'worker-restarted' });
+  }
+  const lost = views.find((v) => v.reported.some((s) => s.state === 'LOST'));
+  if (lost) return gone(lost.ref, { kind: 'job-host-lost' });
+
+  const notRunning = views.filter((v) => !runsAll(v.planned, v.reported)).map((v) => v.ref);
+  if (subtasks === 0) return { kind: 'absent', subtasks, reporting, notRunning };
+  return { kind: notRunning.length === 0 ? 'running' : 'changing', subtasks, reporting, notRunning };
+}
+
+/** Every planned subtask reported RUNNING, and nothing else reported in another state (one still stopping, say). */
+function runsAll(planned: readonly SubtaskAssignment[], reported: readonly RunningSubtask[]): boolean {
+  const running = new Set(reported.filter((s) => s.state === 'RUNNING').map((s) => `${s.operatorId}/${s.subtask}`));
+  return reported.every((s) => s.state === 'RUNNING') && planned.every((p) => running.has(`${p.operatorId}/${p.subtask}`));
 }

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { toDatabaseError, type PoolClient } from '@weir/db';
 import type { RunningSubtask } from '@weir/protocol';
-import type { Deployment, DeploymentRun, DeploymentStatus, RunOutcome, SubtaskAssignment } from '../deployments/deployment';
+import type { Deployment, DeploymentRun, DeploymentStatus, RunOutcome, RunProcessLayout } from '../deployments/deployment';
 import { DEPLOYMENT_COLUMNS, RUN_COLUMNS, toDeployment, toRun, type DeploymentRow, type RunRow } from '../deployments/deployment-rows';
 import type { WorkerStatus } from '../workers/worker';
 import type { ObservedWorker } from './job-observation';
@@ -50,42 +50,44 @@ export class ReconcileRepository {
     return rows.length ? toRun(rows[0]) : null;
   }
 
-  async worker(client: PoolClient, workerId: string): Promise<ObservedWorker | null> {
+  /** The workers of a run's processes as the registry last heard them, by id; an id the registry lacks is absent. */
+  async workers(client: PoolClient, workerIds: readonly string[]): Promise<Map<string, ObservedWorker>> {
     const rows = await q<{ id: string; status: WorkerStatus; started_at: Date; running_subtasks: RunningSubtask[] }>(
       client,
-      'read worker',
-      'SELECT id, status, started_at, running_subtasks FROM workers WHERE id = $1',
-      [workerId],
+      'read workers',
+      'SELECT id, status, started_at, running_subtasks FROM workers WHERE id = ANY($1::text[])',
+      [[...new Set(workerIds)]],
     );
-    return rows.length ? { id: rows[0].id, status: rows[0].status, startedAt: rows[0].started_at, runningSubtasks: rows[0].running_subtasks } : null;
+    return new Map(rows.map((r) => [r.id, { id: r.id, status: r.status, startedAt: r.started_at, runningSubtasks: r.running_subtasks }]));
   }
 
   async insertRun(
     client: PoolClient,
     d: Deployment,
     run: {
-      workerId: string;
       bundleId: string;
-      subtasks: readonly SubtaskAssignment[];
-      slots: number;
+      /** The layout, in index order: process 0's worker becomes worker_id, the process count slots. */
+      processes: readonly RunProcessLayout[];
       reason: string;
       restoreFrom?: DeploymentRun['restoreFrom'];
     },
   ): Promise<DeploymentRun> {
+    const subtasks = run.processes.flatMap((p) => p.subtasks);
     const rows = await q<RunRow>(
       client,
       'insert run',
       `WITH next AS (UPDATE deployments SET run_no = run_no + 1, updated_at = now() WHERE id = $2 RETURNING run_no)
-       INSERT INTO deployment_runs (tenant_id, deployment_id, run_no, worker_id, bundle_id, subtasks, slots, started_reason, restore_from, placed_at)
-       SELECT $1, $2, next.run_no, $3, $4, $5, $6, $7, $8, clock_timestamp() FROM next
+       INSERT INTO deployment_runs (tenant_id, deployment_id, run_no, worker_id, bundle_id, subtasks, slots, processes, started_reason, restore_from, placed_at)
+       SELECT $1, $2, next.run_no, $3, $4, $5, $6, $7, $8, $9, clock_timestamp() FROM next
        RETURNING ${RUN_COLUMNS}`,
       [
         d.tenantId,
         d.id,
-        run.workerId,
+        run.processes[0].workerId,
         run.bundleId,
-        JSON.stringify(run.subtasks),
-        run.slots,
+        JSON.stringify(subtasks),
+        run.processes.length,
+        JSON.stringify(run.processes),
         run.reason.slice(0, 1000),
         run.restoreFrom ? JSON.stringify(run.restoreFrom) : null,
       ],

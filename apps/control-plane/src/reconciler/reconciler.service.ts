@@ -9,13 +9,14 @@ import { PG_POOL } from '../infrastructure/tokens';
 import { CommandGateway } from '../placement/command-gateway';
 import { FleetRepository } from '../placement/fleet.repository';
 import { SavepointCommands } from '../savepoints/savepoint-commands';
-import { observeJob } from './job-observation';
+import { observeJob, type ObservedWorker } from './job-observation';
 import { ReconcileRepository } from './reconcile.repository';
 import { recheckAfter, timingFor, type ReconcileTiming } from './reconcile-timing';
 import { SnapshotProbe } from './snapshot-probe';
 import { STATE_HANDLERS } from './states';
 import type { Next } from './state-machine';
 import { TransactionActions } from './transaction-actions';
+import { assertTransition, IllegalTransitionError } from './transitions';
 
 /** Due deployments taken per scan; the rest wait for the next tick. */
 const BATCH = 100;
@@ -100,9 +101,11 @@ export class Reconciler implements OnApplicationBootstrap, OnModuleDestroy {
           if (!moved) break;
         }
       } catch (err) {
-        // Left due: the next scan tries again. Redis or a worker queue being away is the usual cause.
+        // Left due: the next scan tries again. Redis or a worker queue being away is the usual cause; an illegal
+        // transition is a bug in a state handler, and stays refused on every retry (hence an error, not a warning).
         const { name, message } = err as Error;
-        this.logger.warn({ tenantId, deploymentId, err: { name, message } }, 'reconciling a deployment failed; will retry');
+        if (err instanceof IllegalTransitionError) this.logger.error({ tenantId, deploymentId, err: { name, message } }, 'a state handler asked for an illegal transition; refused');
+        else this.logger.warn({ tenantId, deploymentId, err: { name, message } }, 'reconciling a deployment failed; will retry');
       }
     }
   }
@@ -113,7 +116,8 @@ export class Reconciler implements OnApplicationBootstrap, OnModuleDestroy {
       const deployment = await this.repository.claim(client, tenantId, this.installation, deploymentId);
       if (!deployment) return null;
       const run = deployment.runNo ? await this.repository.run(client, deployment.id, deployment.runNo) : null;
-      const worker = run ? await this.repository.worker(client, run.workerId) : null;
+      // Every worker of the run's processes: the run is running only when all of them say so, lost when one is gone.
+      const workers = run ? await this.repository.workers(client, run.processes.map((p) => p.workerId)) : new Map<string, ObservedWorker>();
       const actions = new TransactionActions(client, deployment, {
         repository: this.repository,
         bundles: this.bundles,
@@ -125,7 +129,7 @@ export class Reconciler implements OnApplicationBootstrap, OnModuleDestroy {
       const next: Next = await STATE_HANDLERS[deployment.status]({
         deployment,
         run,
-        job: observeJob(tenantId, deployment.id, run, worker),
+        job: observeJob(tenantId, deployment.id, run, workers),
         now: new Date(),
         startTimeoutMs: this.timing.startTimeoutMs,
         actions,
@@ -135,6 +139,8 @@ export class Reconciler implements OnApplicationBootstrap, OnModuleDestroy {
         await this.repository.schedule(client, deployment.id, next.again ? 0 : next.soon ? this.timing.activeRecheckMs : recheckAfter(deployment.status, this.timing));
         return { deployment, next, at: null };
       }
+      // A transition the lifecycle has no edge for is a handler's bug: refused (the step rolls back, and is logged).
+      assertTransition(deployment.status, next.to, next.reason);
       const at = await this.repository.transition(client, deployment, next.to, next.reason);
       // A transition is looked at again at once: the next status may have work to do right away.
       await this.repository.schedule(client, deployment.id, 0);

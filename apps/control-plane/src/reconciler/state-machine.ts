@@ -1,4 +1,5 @@
 import type { Deployment, DeploymentRun, DeploymentStatus, Parallelism, RunOutcome } from '../deployments/deployment';
+import type { RunRefusal } from '../placement/command-gateway';
 import type { JobObservation } from './job-observation';
 
 /**
@@ -25,7 +26,8 @@ export type PlaceResult =
  */
 export interface ReconcileActions {
   /**
-   * Chooses a worker and records run `runNo + 1` for the deployment's current (or pending) bundle and parallelism.
+   * Spreads the run's processes over live workers with free slots and records run `runNo + 1` with that layout, for
+   * the given bundle and parallelism (all processes or none: not placed, with the shortage as the reason).
    * A restore pending on the deployment wins over `restoreFrom` (a requested one always; a kept one unless
    * `keptState` is false) and is taken by this placement.
    */
@@ -38,17 +40,17 @@ export interface ReconcileActions {
     /** False: drop the state kept when the deployment stopped (a stateless upgrade). */
     readonly keptState?: boolean;
   }): Promise<PlaceResult>;
-  /** Sends run-subtasks for the run, once (records dispatched_at). */
+  /** Sends run-subtasks to each process of the run, once (records dispatched_at). */
   dispatchRun(run: DeploymentRun): Promise<void>;
   /**
-   * Sends stop-subtasks for the run, once (records stop_sent_at). With `savepointId`: stop with that savepoint,
-   * falling back to a plain stop on the worker when it cannot be taken.
+   * Sends stop-subtasks to every process of the run, once (records stop_sent_at). With `savepointId`: stop with that
+   * savepoint (process 0 takes it, the others wait for it), falling back to a plain stop when it cannot be taken.
    */
   stopRun(run: DeploymentRun, reason: string, savepointId?: string): Promise<void>;
   markRunning(run: DeploymentRun): Promise<void>;
   endRun(run: DeploymentRun, outcome: RunOutcome, reason: string): Promise<void>;
-  /** The worker's reason for refusing the run command for good, if it did. */
-  runFailure(run: DeploymentRun): Promise<string | null>;
+  /** A worker's reason for refusing a process's run command for good, if one did (the lowest process first). */
+  runFailure(run: DeploymentRun): Promise<RunRefusal | null>;
   /** Makes the pending upgrade's bundle the deployment's bundle. */
   adoptPendingUpgrade(): Promise<void>;
   /** Makes the pending parallelism the deployment's parallelism. */
@@ -71,7 +73,7 @@ export interface ReconcileActions {
   clearPendingStop(savepointId: string): Promise<void>;
 }
 
-/** Everything a state handler sees: the deployment, its latest run, that run's worker as last heard, and the clock. */
+/** Everything a state handler sees: the deployment, its latest run, what its processes' workers report, and the clock. */
 export interface ReconcileContext {
   readonly deployment: Deployment;
   /** The latest run (ended or not); null before the first start. */

@@ -1,10 +1,10 @@
 import type { PoolClient } from '@weir/db';
 import type { BundleReader } from '../deployments/bundle-reader';
 import type { Deployment, DeploymentRun, Parallelism, RunOutcome } from '../deployments/deployment';
-import { stopCommandKey, type CommandGateway } from '../placement/command-gateway';
+import { stopCommandKey, type CommandGateway, type RunRefusal } from '../placement/command-gateway';
 import type { FleetRepository } from '../placement/fleet.repository';
-import { chooseWorker } from '../placement/placement';
-import { planSubtasks, slotsFor } from '../placement/subtask-plan';
+import { shortageReason, spreadProcesses } from '../placement/placement';
+import { planProcesses } from '../placement/subtask-plan';
 import { jobPrefix, LATEST_CHECKPOINT, savepointManifestKey } from '../savepoints/restore-points';
 import { savepointCommandKey, type SavepointCommands } from '../savepoints/savepoint-commands';
 import type { ReconcileRepository } from './reconcile.repository';
@@ -41,21 +41,17 @@ export class TransactionActions implements ReconcileActions {
   }): Promise<PlaceResult> {
     const bundle = await this.deps.bundles.byId(this.client, options.bundleId);
     if (!bundle) return { placed: false, reason: `bundle ${options.bundleId} is gone` };
-    const slots = slotsFor(bundle, options.parallelism);
+    const plan = planProcesses(bundle, options.parallelism);
     const workers = await this.deps.fleet.lockAndReadCapacity(this.client);
-    const choice = chooseWorker(workers, slots);
-    if (!choice) {
-      return { placed: false, reason: `waiting for a live worker with ${slots} free slot${slots === 1 ? '' : 's'} (${workers.length} alive)` };
-    }
+    const spread = spreadProcesses(workers, plan.length);
+    if (!spread.placed) return { placed: false, reason: shortageReason(spread) };
     // A restore the tenant asked for (a savepoint), or the state kept when the deployment stopped, wins over the
     // status's default (the latest checkpoint, or none); taken either way, so no later run restores it again.
     const pending = await this.deps.repository.takeRestore(this.client, this.deployment.id);
     const usable = pending && (pending.origin === 'requested' || options.keptState !== false) ? pending.restore : null;
     const run = await this.deps.repository.insertRun(this.client, this.deployment, {
-      workerId: choice.workerId,
       bundleId: bundle.id,
-      subtasks: planSubtasks(bundle, options.parallelism),
-      slots,
+      processes: plan.map((p, i) => ({ index: p.index, workerId: spread.workerIds[i], subtasks: p.subtasks })),
       reason: options.reason,
       restoreFrom: usable ?? options.restoreFrom ?? null,
     });
@@ -89,7 +85,7 @@ export class TransactionActions implements ReconcileActions {
     return this.deps.repository.endRun(this.client, run, outcome, reason);
   }
 
-  runFailure(run: DeploymentRun): Promise<string | null> {
+  runFailure(run: DeploymentRun): Promise<RunRefusal | null> {
     return this.deps.gateway.runFailure(this.deployment.id, run);
   }
 
@@ -115,6 +111,7 @@ export class TransactionActions implements ReconcileActions {
     }
     let why = whyNoSavepoint;
     if (!why && run && savepointIds.length > 0) {
+      // Process 0 takes a stop's savepoint, so its stop command carries the savepoint's failure.
       const refused = await this.deps.snapshots.commandFailure(run.workerId, stopCommandKey(d.id, run.runNo));
       why = refused ?? `savepoint ${savepointIds.at(-1)} was not taken`;
     }

@@ -4,6 +4,7 @@ import { createCommandDispatcher, workerCommandsQueue, type CommandDispatcher } 
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { WEIR_CONFIG } from '../control-plane-options';
+import type { SubtaskAssignment } from '../deployments/deployment';
 import { stopSubtasksCommand } from '../placement/command-gateway';
 
 const TIMEOUT_MS = 5_000;
@@ -17,7 +18,10 @@ export class SavepointCommandTimeoutError extends Error {
   override readonly name = 'SavepointCommandTimeoutError';
 }
 
-/** Sends take-savepoint commands to the worker running a deployment and reads back how they ended. */
+/**
+ * Sends take-savepoint commands to the worker of a run's process 0 (it leads the run's checkpoints and savepoints;
+ * with `stop`, every process exits once the savepoint is on S3) and reads back how they ended.
+ */
 @Injectable()
 export class SavepointCommands implements OnModuleDestroy {
   private dispatcher: CommandDispatcher | undefined;
@@ -43,18 +47,21 @@ export class SavepointCommands implements OnModuleDestroy {
   }
 
   /**
-   * Stop-with-savepoint for a run the reconciler stops toward SUSPENDED (the same idempotency key as a plain stop
-   * of that run, so only one of them is ever applied). The worker stops the job either way: with the savepoint
-   * when it can be taken, else without it, and then rejects the command with the savepoint's failure.
+   * Stop-with-savepoint for a run the reconciler stops toward SUSPENDED (the same idempotency keys as a plain stop
+   * of that run, so only one of them is ever applied), to every process with the same savepoint: process 0 takes it
+   * for the whole job, the others wait for it and then stop. The job stops either way: with the savepoint when it
+   * can be taken, else without it, and process 0's worker then rejects its command with the savepoint's failure.
    */
   async sendStop(
-    run: { workerId: string; runNo: number; subtasks: readonly { operatorId: string; subtask: number }[] },
+    run: { runNo: number; processes: readonly { index: number; workerId: string; subtasks: readonly SubtaskAssignment[] }[] },
     deployment: { tenantId: string; id: string },
     savepoint: { snapshotId: string; location: string },
     reason: string,
   ): Promise<void> {
     this.dispatcher ??= createCommandDispatcher(this.config);
-    await bounded(this.dispatcher.send(run.workerId, stopSubtasksCommand(deployment, run, reason, savepoint)));
+    for (const process of run.processes) {
+      await bounded(this.dispatcher.send(process.workerId, stopSubtasksCommand(deployment, run, process, reason, savepoint)));
+    }
   }
 
   /** Why the worker rejected a command for good, or null (also when it succeeded, runs, or is unknown). */

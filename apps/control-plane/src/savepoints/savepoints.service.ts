@@ -86,6 +86,7 @@ export class SavepointsService {
       }
     }
     try {
+      // To process 0's worker (run.workerId): it takes the run's savepoints; with stop, every process exits after it.
       await this.commands.send(run.workerId, tenantId, deploymentId, savepointId, request.stop ?? false);
     } catch (err) {
       if (request.stop) await this.db.run(tenantId, (client) => this.deployments.clearPendingStop(client, deploymentId, savepointId));

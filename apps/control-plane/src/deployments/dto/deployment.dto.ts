@@ -1,5 +1,17 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { DEPLOYMENT_STATUSES, DESIRED_STATES, RESUME_MODES, RUN_OUTCOMES, UPGRADE_MODES, type Deployment, type DeploymentRun, type DeploymentTransition } from '../deployment';
+import {
+  DEPLOYMENT_STATUSES,
+  DESIRED_STATES,
+  RESUME_MODES,
+  RUN_OUTCOMES,
+  UPGRADE_MODES,
+  type Deployment,
+  type DeploymentRun,
+  type DeploymentTransition,
+  type RunLayout,
+  type RunProcessLayout,
+  type SubtaskAssignment,
+} from '../deployment';
 
 export class ParallelismDto {
   @ApiProperty({ minimum: 1, description: 'Parallelism of operators not named in `operators`' }) default!: number;
@@ -30,6 +42,37 @@ export class PendingRestoreDto {
   @ApiProperty({ description: 'What will be restored, in words' }) reason!: string;
 }
 
+export class SubtaskAssignmentDto {
+  @ApiProperty() operatorId!: string;
+  @ApiProperty() subtask!: number;
+  @ApiProperty({ type: 'array', items: { type: 'array', items: { type: 'integer' }, minItems: 2, maxItems: 2 }, description: 'Inclusive key-group ranges' })
+  keyGroups!: number[][];
+
+  static from(s: SubtaskAssignment): SubtaskAssignmentDto {
+    return { operatorId: s.operatorId, subtask: s.subtask, keyGroups: s.keyGroups.map(([a, b]) => [a, b]) };
+  }
+}
+
+export class ProcessLayoutDto {
+  @ApiProperty({ description: 'The process index within its run (process 0 leads the run\'s checkpoints and savepoints)' }) index!: number;
+  @ApiProperty({ description: 'The worker hosting this job host process (one slot there)' }) workerId!: string;
+  @ApiProperty({ type: [SubtaskAssignmentDto], description: 'What it runs: subtask `index` of every operator whose parallelism exceeds `index`' })
+  subtasks!: SubtaskAssignmentDto[];
+
+  static from(p: RunProcessLayout): ProcessLayoutDto {
+    return { index: p.index, workerId: p.workerId, subtasks: p.subtasks.map(SubtaskAssignmentDto.from) };
+  }
+}
+
+export class RunLayoutDto {
+  @ApiProperty() runNo!: number;
+  @ApiProperty({ type: [ProcessLayoutDto], description: 'One job host process per slot, in index order' }) processes!: ProcessLayoutDto[];
+
+  static from(l: RunLayout): RunLayoutDto {
+    return { runNo: l.runNo, processes: l.processes.map(ProcessLayoutDto.from) };
+  }
+}
+
 export class DeploymentDto {
   @ApiProperty({ example: 'd0193a1b2c3d4e5f6a7b8c9d0' }) id!: string;
   @ApiProperty() name!: string;
@@ -50,6 +93,12 @@ export class DeploymentDto {
   @ApiProperty({ type: String, nullable: true, description: 'The savepoint of a stop-with-savepoint in flight: the desired state becomes SUSPENDED once it is taken' })
   pendingStopSavepointId!: string | null;
   @ApiProperty({ description: 'Number of the latest run; 0 before the first start' }) runNo!: number;
+  @ApiProperty({
+    type: RunLayoutDto,
+    nullable: true,
+    description: 'Where the open run runs: its job host processes, each with its worker and the subtasks (operator, subtask, key-group ranges) it runs; null while no run is open',
+  })
+  layout!: RunLayoutDto | null;
   @ApiProperty({ format: 'date-time' }) createdAt!: string;
   @ApiProperty({ format: 'date-time' }) updatedAt!: string;
   @ApiProperty({ format: 'date-time' }) statusChangedAt!: string;
@@ -69,6 +118,7 @@ export class DeploymentDto {
       pendingRestore: d.pendingRestore ? { snapshotId: d.pendingRestore.snapshotId, origin: d.pendingRestore.origin, reason: d.pendingRestore.reason } : null,
       pendingStopSavepointId: d.pendingStop?.savepointId ?? null,
       runNo: d.runNo,
+      layout: d.layout ? RunLayoutDto.from(d.layout) : null,
       createdAt: d.createdAt.toISOString(),
       updatedAt: d.updatedAt.toISOString(),
       statusChangedAt: d.statusChangedAt.toISOString(),
@@ -82,19 +132,13 @@ export class DeploymentPageDto {
   nextCursor!: string | null;
 }
 
-export class SubtaskAssignmentDto {
-  @ApiProperty() operatorId!: string;
-  @ApiProperty() subtask!: number;
-  @ApiProperty({ type: 'array', items: { type: 'array', items: { type: 'integer' }, minItems: 2, maxItems: 2 }, description: 'Inclusive key-group ranges' })
-  keyGroups!: number[][];
-}
-
 export class RunDto {
   @ApiProperty() runNo!: number;
-  @ApiProperty() workerId!: string;
+  @ApiProperty({ description: "Process 0's worker (the whole run's, when it runs in one process)" }) workerId!: string;
   @ApiProperty() bundleId!: string;
-  @ApiProperty({ description: 'Slots the run holds on its worker' }) slots!: number;
-  @ApiProperty({ type: [SubtaskAssignmentDto] }) subtasks!: SubtaskAssignmentDto[];
+  @ApiProperty({ description: 'Slots the run holds: one per process, each on its own worker' }) slots!: number;
+  @ApiProperty({ type: [SubtaskAssignmentDto], description: 'Every subtask of the run, across its processes' }) subtasks!: SubtaskAssignmentDto[];
+  @ApiProperty({ type: [ProcessLayoutDto], description: 'The layout: which process ran which subtasks on which worker' }) processes!: ProcessLayoutDto[];
   @ApiProperty({ type: Object, nullable: true, description: 'Checkpoint or savepoint the run restored at start; null for a fresh start' })
   restoreFrom!: { snapshotId: string; location: string } | null;
   @ApiProperty() startedReason!: string;
@@ -113,7 +157,8 @@ export class RunDto {
       workerId: r.workerId,
       bundleId: r.bundleId,
       slots: r.slots,
-      subtasks: r.subtasks.map((s) => ({ operatorId: s.operatorId, subtask: s.subtask, keyGroups: s.keyGroups.map(([a, b]) => [a, b]) })),
+      subtasks: r.subtasks.map(SubtaskAssignmentDto.from),
+      processes: r.processes.map(ProcessLayoutDto.from),
       restoreFrom: r.restoreFrom,
       startedReason: r.startedReason,
       placedAt: r.placedAt.toISOString(),

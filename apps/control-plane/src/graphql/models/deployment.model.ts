@@ -1,5 +1,5 @@
 import { Field, ID, InputType, Int, ObjectType, registerEnumType } from '@nestjs/graphql';
-import { DEPLOYMENT_STATUSES, DESIRED_STATES, UPGRADE_MODES, type Deployment, type Parallelism } from '../../deployments/deployment';
+import { DEPLOYMENT_STATUSES, DESIRED_STATES, UPGRADE_MODES, type Deployment, type Parallelism, type RunLayout } from '../../deployments/deployment';
 
 export enum DeploymentStatusEnum {
   CREATED = 'CREATED',
@@ -68,6 +68,43 @@ export class TopicBindingModel {
   @Field() topic!: string;
 }
 
+@ObjectType('KeyGroupRange', { description: 'Key groups start..end, both included.' })
+export class KeyGroupRangeModel {
+  @Field(() => Int) start!: number;
+  @Field(() => Int) end!: number;
+}
+
+@ObjectType('SubtaskAssignment', { description: 'One subtask of an operator and the key groups it owns.' })
+export class SubtaskAssignmentModel {
+  @Field() operatorId!: string;
+  @Field(() => Int) subtask!: number;
+  @Field(() => [KeyGroupRangeModel]) keyGroups!: KeyGroupRangeModel[];
+}
+
+@ObjectType('RunProcess', { description: 'One job host process of a run: one slot on its worker, running subtask `index` of every operator wide enough.' })
+export class RunProcessModel {
+  @Field(() => Int, { description: "Process 0 leads the run's checkpoints and savepoints" }) index!: number;
+  @Field() workerId!: string;
+  @Field(() => [SubtaskAssignmentModel]) subtasks!: SubtaskAssignmentModel[];
+}
+
+@ObjectType('RunLayout', { description: "Where a run's subtasks run: its processes in index order." })
+export class RunLayoutModel {
+  @Field(() => Int) runNo!: number;
+  @Field(() => [RunProcessModel]) processes!: RunProcessModel[];
+
+  static from(l: RunLayout): RunLayoutModel {
+    return {
+      runNo: l.runNo,
+      processes: l.processes.map((p) => ({
+        index: p.index,
+        workerId: p.workerId,
+        subtasks: p.subtasks.map((s) => ({ operatorId: s.operatorId, subtask: s.subtask, keyGroups: s.keyGroups.map(([start, end]) => ({ start, end })) })),
+      })),
+    };
+  }
+}
+
 @ObjectType('Deployment', { description: "A tenant's running (or resting) job: desired state beside observed status." })
 export class DeploymentModel {
   @Field(() => ID, { description: 'Also the job id its metrics carry' }) id!: string;
@@ -81,6 +118,8 @@ export class DeploymentModel {
   @Field(() => PendingUpgradeModel, { nullable: true }) pendingUpgrade!: PendingUpgradeModel | null;
   @Field(() => ParallelismModel, { nullable: true, description: 'A parallelism change not yet applied' }) pendingParallelism!: ParallelismModel | null;
   @Field(() => Int, { description: 'Number of the latest run (0: never started)' }) runNo!: number;
+  @Field(() => RunLayoutModel, { nullable: true, description: 'Where the open run runs (processes, workers, subtasks, key groups); null while no run is open' })
+  layout!: RunLayoutModel | null;
   @Field() createdAt!: Date;
   @Field() updatedAt!: Date;
   @Field() statusChangedAt!: Date;
@@ -100,6 +139,7 @@ export class DeploymentModel {
         : null,
       pendingParallelism: d.pendingParallelism ? ParallelismModel.from(d.pendingParallelism) : null,
       runNo: d.runNo,
+      layout: d.layout ? RunLayoutModel.from(d.layout) : null,
       createdAt: d.createdAt,
       updatedAt: d.updatedAt,
       statusChangedAt: d.statusChangedAt,

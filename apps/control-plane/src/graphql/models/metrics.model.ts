@@ -30,8 +30,9 @@ export class DeploymentMetricsModel {
   @Field({ description: 'Start of the span the merged snapshots cover' }) from!: Date;
   @Field({ description: 'End of the span the merged snapshots cover' }) to!: Date;
   @Field(() => Int, { description: 'Subtasks whose snapshots were merged' }) subtasks!: number;
-  @Field(() => Float) recordsInPerSec!: number;
-  @Field(() => Float) recordsOutPerSec!: number;
+  @Field(() => Float, { description: "The job's throughput: records per second entering it at its sources (not every stage's input summed)" })
+  recordsInPerSec!: number;
+  @Field(() => Float, { description: "Records per second out of every stage's subtasks, summed" }) recordsOutPerSec!: number;
   @Field(() => MaxMean, { description: 'Milliseconds per second spent processing (max finds the bottleneck)' }) busyMsPerSec!: MaxMean;
   @Field(() => MaxMean, { description: 'Milliseconds per second blocked on downstream' }) backpressuredMsPerSec!: MaxMean;
   @Field(() => LatencyFiguresModel) eventTimeLatency!: LatencyFiguresModel;

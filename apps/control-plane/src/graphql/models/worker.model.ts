@@ -21,7 +21,8 @@ export class RunningSubtaskModel {
   @Field() jobId!: string;
   @Field() operatorId!: string;
   @Field(() => Int) subtask!: number;
-  @Field({ description: 'STARTING, RUNNING, STOPPING or FAILED' }) state!: string;
+  @Field({ description: 'STARTING, RUNNING, STOPPING, FAILED (reported by the job) or LOST (its job host died unreported)' }) state!: string;
+  @Field(() => Int, { description: 'The job host process of its run that runs it' }) process!: number;
 }
 
 @ObjectType('Worker', { description: 'A worker process of the fleet, as the registry last heard it (platform view).' })
@@ -45,7 +46,7 @@ export class WorkerModel {
     return {
       ...worker,
       status: worker.status as WorkerStatusEnum,
-      runningSubtasks: worker.runningSubtasks.filter((s) => s.tenantId === tenantId),
+      runningSubtasks: worker.runningSubtasks.filter((s) => s.tenantId === tenantId).map((s) => ({ ...s, process: s.process ?? 0 })),
     };
   }
 }

@@ -12,9 +12,10 @@ export const failed: StateHandler = async ({ deployment, job, run }) => {
   if (deployment.desiredState === 'SUSPENDED') return goTo('SUSPENDED', 'suspended after a failure');
   const start = nextStart(deployment);
   if (!start) return stay();
-  // Heartbeats carry no run number: while the worker still reports the failed run (it has not applied the stop sent
-  // as the run failed), a new run there would be observed FAILED at once. Start the next run once it is dropped.
-  if (job.kind === 'failed' && run) return staySoon(`waiting for worker ${run.workerId} to drop failed run ${run.runNo}`);
+  // Heartbeats carry no run number: while a worker still reports the failed run (it has not applied the stop sent
+  // as the run failed), a new run there would be observed FAILED at once. Start the next run once it is dropped
+  // (the next placement also waits for the run's other processes to leave their workers).
+  if (job.kind === 'failed' && run) return staySoon(`waiting for worker ${job.workerId} to drop failed run ${run.runNo}`);
   return start;
 };
 

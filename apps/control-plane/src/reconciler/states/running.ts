@@ -1,9 +1,10 @@
 import type { DeploymentRun, PendingStop } from '../../deployments/deployment';
 import { goTo, openRun, stay, suspendSavepointId, type Next, type ReconcileContext, type StateHandler } from '../state-machine';
 import { failReported } from '../fail-run';
+import { goneReason, runWorkers } from '../run-reasons';
 import { upgradeReason } from './upgrade-reason';
 
-/** Running: watch the worker, and turn requested changes into the status that carries them out. */
+/** Running: watch the run's workers, and turn requested changes into the status that carries them out. */
 export const running: StateHandler = async (ctx) => {
   const { deployment, job, actions } = ctx;
   const run = openRun(ctx);
@@ -14,10 +15,10 @@ export const running: StateHandler = async (ctx) => {
       // STOPPING then keeps the latest checkpoint instead).
       const savepointId = suspendSavepointId(run);
       await actions.stopRun(run, 'desired state SUSPENDED', savepointId);
-      return goTo('STOPPING', `desired state SUSPENDED: stop-with-savepoint ${savepointId} sent to worker ${run.workerId}`);
+      return goTo('STOPPING', `desired state SUSPENDED: stop-with-savepoint ${savepointId} sent to ${runWorkers(run)}`);
     }
     await actions.stopRun(run, `desired state ${deployment.desiredState}`);
-    return goTo('STOPPING', `desired state ${deployment.desiredState}: stop-subtasks sent to worker ${run.workerId}`);
+    return goTo('STOPPING', `desired state ${deployment.desiredState}: stop-subtasks sent to ${runWorkers(run)}`);
   }
   if (deployment.pendingStop?.runNo === run.runNo) {
     const settled = await settleStopWithSavepoint(ctx, run, deployment.pendingStop);
@@ -32,14 +33,14 @@ export const running: StateHandler = async (ctx) => {
     return goTo('UPGRADING', `restore requested (${deployment.pendingRestore.reason}): stopping run ${run.runNo}, then starting from it`);
   }
   switch (job.kind) {
-    case 'worker-gone':
-      return goTo('RECOVERING', `worker ${job.workerId} is ${job.workerStatus}: re-placing the job, restoring its latest checkpoint`);
-    case 'worker-restarted':
-      return goTo('RECOVERING', `worker ${job.workerId} restarted without the job: re-placing it, restoring its latest checkpoint`);
+    case 'process-gone':
+      // One process gone is the whole run gone (the others cannot complete a checkpoint without it): RECOVERING
+      // writes it off, stops the survivors and places the job again.
+      return goTo('RECOVERING', `${goneReason(job, run.runNo)}: re-placing the job, restoring its latest checkpoint`);
     case 'failed':
       return failReported(ctx, run);
     case 'absent':
-      // A running job that leaves its worker's report on its own has finished (every source ended).
+      // A running job that leaves every worker's report on its own has finished (every source ended).
       await actions.endRun(run, 'FINISHED', 'the job ended on its own');
       return goTo('FINISHED', `run ${run.runNo}: the job ended on its own (its sources are exhausted)`);
     default:

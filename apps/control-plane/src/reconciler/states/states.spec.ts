@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { Deployment, DeploymentRun, DeploymentStatus, Parallelism, RunOutcome } from '../../deployments/deployment';
+import type { RunRefusal } from '../../placement/command-gateway';
 import type { JobObservation } from '../job-observation';
+import { isAllowedTransition } from '../transitions';
 import type { Next, PlaceResult, ReconcileActions, ReconcileContext } from '../state-machine';
 import { STATE_HANDLERS } from './index';
 
@@ -23,6 +25,7 @@ function deployment(overrides: Partial<Deployment> = {}): Deployment {
     pendingRestore: null,
     pendingStop: null,
     runNo: 0,
+    layout: null,
     createdAt: T0,
     updatedAt: T0,
     statusChangedAt: later(1_000),
@@ -31,13 +34,16 @@ function deployment(overrides: Partial<Deployment> = {}): Deployment {
 }
 
 function run(overrides: Partial<DeploymentRun> = {}): DeploymentRun {
+  const workerId = overrides.workerId ?? 'w1';
+  const subtasks = overrides.subtasks ?? [{ operatorId: 'src', subtask: 0, keyGroups: [[0, 127]] }];
   return {
     deploymentId: 'd1',
     runNo: 1,
-    workerId: 'w1',
+    workerId,
     bundleId: 'b1',
-    subtasks: [{ operatorId: 'src', subtask: 0, keyGroups: [[0, 127]] }],
-    slots: 1,
+    subtasks,
+    slots: overrides.processes?.length ?? 1,
+    processes: [{ index: 0, workerId, subtasks }],
     restoreFrom: null,
     startedReason: 'test',
     placedAt: later(2_000),
@@ -55,7 +61,7 @@ function run(overrides: Partial<DeploymentRun> = {}): DeploymentRun {
 class FakeActions implements ReconcileActions {
   readonly calls: string[] = [];
   placeResult: PlaceResult = { placed: true, run: run({ runNo: 2, workerId: 'w2', placedAt: later(5_000), dispatchedAt: null }) };
-  refused: string | null = null;
+  refused: RunRefusal | null = null;
   /** Savepoints on "S3", and the worker's refusals of take-savepoint commands. */
   savepoints = new Set<string>();
   savepointFailure: string | null = null;
@@ -108,8 +114,14 @@ class FakeActions implements ReconcileActions {
   }
 }
 
-const seen = (kind: 'absent' | 'running' | 'failed' | 'changing', subtasks = 1): JobObservation => ({ kind, workerId: 'w1', subtasks });
-const gone: JobObservation = { kind: 'worker-gone', workerId: 'w1', workerStatus: 'LOST' };
+const P0 = { process: 0, workerId: 'w1' };
+/** What the workers of a run in one process (process 0 on w1) report. */
+const seen = (kind: 'absent' | 'running' | 'failed' | 'changing', subtasks = 1): JobObservation => {
+  const reporting = subtasks > 0 ? [P0] : [];
+  if (kind === 'failed') return { kind, ...P0, subtasks, reporting };
+  return { kind, subtasks, reporting, notRunning: kind === 'running' ? [] : [P0] };
+};
+const gone: JobObservation = { kind: 'process-gone', ...P0, cause: { kind: 'worker-not-alive', workerStatus: 'LOST' }, reporting: [] };
 
 async function step(status: DeploymentStatus, opts: { d?: Partial<Deployment>; run?: DeploymentRun | null; job?: JobObservation; now?: Date; actions?: FakeActions } = {}) {
   const actions = opts.actions ?? new FakeActions();
@@ -123,6 +135,8 @@ async function step(status: DeploymentStatus, opts: { d?: Partial<Deployment>; r
     actions,
   };
   const next: Next = await STATE_HANDLERS[status](ctx);
+  // Every transition a handler asks for must be in the lifecycle's table (the reconciler refuses any other).
+  if (next.kind === 'transition') expect(isAllowedTransition(status, next.to), `${status} → ${next.to}`).toBe(true);
   return { next, calls: actions.calls };
 }
 
@@ -150,11 +164,42 @@ describe('STARTING', () => {
     expect(sent.calls).toEqual(['dispatch 1']);
   });
 
-  it('stays with the reason when no worker has room', async () => {
+  it('stays with the reason when the fleet has too few free slots, adopting nothing yet', async () => {
     const actions = new FakeActions();
-    actions.placeResult = { placed: false, reason: 'waiting for a live worker with 1 free slot (0 alive)' };
-    const { next } = await step('STARTING', { actions });
-    expect(next).toEqual({ kind: 'stay', note: 'waiting for a live worker with 1 free slot (0 alive)' });
+    actions.placeResult = { placed: false, reason: 'waiting for 4 free slots: the fleet has 3 free on 2 live workers' };
+    const { next, calls } = await step('STARTING', { actions, d: { pendingParallelism: { default: 4, operators: {} } } });
+    // The deadline is the status's start (statusChangedAt) plus the default placement timeout (5 minutes).
+    expect(next).toEqual({ kind: 'stay', note: 'waiting for 4 free slots: the fleet has 3 free on 2 live workers; FAILED at 2026-01-01T00:05:01.000Z if still not placed' });
+    expect(calls).toEqual(['place b1 p4']);
+  });
+
+  it('goes FAILED with the reason once the placement timeout (placement.timeout-ms) passed', async () => {
+    const noRoom = () => {
+      const actions = new FakeActions();
+      actions.placeResult = { placed: false, reason: 'waiting for 4 free slots: the fleet has 3 free on 2 live workers' };
+      return actions;
+    };
+    const config = { properties: { 'placement.timeout-ms': '60000' } };
+    const waiting = await step('STARTING', { actions: noRoom(), d: { config }, now: later(1_000 + 60_000) });
+    expect(to(waiting.next)).toBe('stay');
+    const { next, calls } = await step('STARTING', { actions: noRoom(), d: { config }, now: later(1_000 + 60_001) });
+    expect(next).toEqual({
+      kind: 'transition',
+      to: 'FAILED',
+      reason: 'no run could be placed within 60 s: waiting for 4 free slots: the fleet has 3 free on 2 live workers; a restart starts without state',
+    });
+    expect(calls).toEqual(['place b1 p1']);
+  });
+
+  it('a recovery that cannot be placed in time keeps the latest checkpoint, and adopts a pending parallelism for the restart', async () => {
+    const actions = new FakeActions();
+    actions.placeResult = { placed: false, reason: 'waiting for 2 free slots: the fleet has no live worker' };
+    const lost = run({ endedAt: later(2_000), outcome: 'LOST' });
+    const { next, calls } = await step('RECOVERING', { run: lost, job: gone, actions, d: { pendingParallelism: { default: 2, operators: {} } }, now: later(2_000 + 300_001) });
+    expect(next).toMatchObject({ to: 'FAILED', reason: "no run could be placed within 300 s: waiting for 2 free slots: the fleet has no live worker; a restart restores the job's latest usable checkpoint" });
+    expect(calls).toEqual(['place b1 p2 from latest', 'adopt parallelism', 'keep latest']);
+    // The wait is counted from the end of the previous run when that came after the status began.
+    expect(to((await step('RECOVERING', { run: lost, job: gone, actions: new FakeActions(), now: later(2_000 + 300_000) })).next)).toBe('stay');
   });
 
   it('goes RUNNING once the worker reports every subtask RUNNING', async () => {
@@ -169,7 +214,7 @@ describe('STARTING', () => {
 
   it('goes FAILED with the worker’s reason when it refused the command', async () => {
     const actions = new FakeActions();
-    actions.refused = 'bundle sha256 mismatch';
+    actions.refused = { process: 0, workerId: 'w1', reason: 'bundle sha256 mismatch' };
     const { next, calls } = await step('STARTING', { run: run(), actions });
     expect(next).toEqual({ kind: 'transition', to: 'FAILED', reason: "run 1: worker w1 refused it: bundle sha256 mismatch; a restart restores the job's latest usable checkpoint" });
     expect(calls).toEqual(['stop 1', 'end 1 FAILED', 'keep latest']);
@@ -300,7 +345,12 @@ describe('RUNNING', () => {
   });
 
   it('goes RECOVERING when its worker restarted without the job', async () => {
-    expect(to((await step('RUNNING', { run: running, job: { kind: 'worker-restarted', workerId: 'w1' } })).next)).toBe('RECOVERING');
+    const restarted = await step('RUNNING', { run: running, job: { ...gone, cause: { kind: 'worker-restarted' } } });
+    expect(restarted.next).toEqual({
+      kind: 'transition',
+      to: 'RECOVERING',
+      reason: 'worker w1 restarted and no longer runs process 0 of run 1: re-placing the job, restoring its latest checkpoint',
+    });
   });
 
   it('goes FAILED when the worker reports FAILED, keeping its latest checkpoint for a restart', async () => {
@@ -340,7 +390,7 @@ describe('RESCALING / UPGRADING / RECOVERING', () => {
     const d = { pendingUpgrade: { bundleId: 'b2', mode: 'last-state' as const, requestedAt: T0.toISOString() } };
     const { next, calls } = await step('UPGRADING', { run: { ...old, stopSentAt: later(1_500) }, job: seen('absent', 0), d });
     expect(to(next)).toBe('stay');
-    expect(calls).toEqual(['end 1 REPLACED', 'adopt upgrade', 'place b2 p1 from latest']);
+    expect(calls).toEqual(['end 1 REPLACED', 'place b2 p1 from latest', 'adopt upgrade']);
   });
 
   it('UPGRADING in mode savepoint stops the old run with a savepoint and keeps it for the new version', async () => {
@@ -350,19 +400,19 @@ describe('RESCALING / UPGRADING / RECOVERING', () => {
     const actions = new FakeActions();
     actions.savepoints.add('upgrade-run-1');
     const { calls } = await step('UPGRADING', { run: { ...old, stopSentAt: later(1_500) }, job: seen('absent', 0), d, actions });
-    expect(calls).toEqual(['end 1 REPLACED', 'keep upgrade-run-1', 'adopt upgrade', 'place b2 p1 from latest']);
+    expect(calls).toEqual(['end 1 REPLACED', 'keep upgrade-run-1', 'place b2 p1 from latest', 'adopt upgrade']);
   });
 
   it('UPGRADING in mode stateless places without the state kept at suspend', async () => {
     const d = { pendingUpgrade: { bundleId: 'b2', mode: 'stateless' as const, requestedAt: T0.toISOString() } };
     const { calls } = await step('UPGRADING', { run: { ...old, stopSentAt: later(1_500) }, job: seen('absent', 0), d });
-    expect(calls).toEqual(['end 1 REPLACED', 'adopt upgrade', 'place b2 p1 no-kept']);
+    expect(calls).toEqual(['end 1 REPLACED', 'place b2 p1 no-kept', 'adopt upgrade']);
   });
 
   it('RESCALING places the run with the pending parallelism', async () => {
     const d = { pendingParallelism: { default: 3, operators: {} } };
     const { calls } = await step('RESCALING', { run: { ...old, stopSentAt: later(1_500) }, job: seen('absent', 0), d });
-    expect(calls).toEqual(['end 1 REPLACED', 'adopt parallelism', 'place b1 p3 from latest']);
+    expect(calls).toEqual(['end 1 REPLACED', 'place b1 p3 from latest', 'adopt parallelism']);
   });
 
   it('RECOVERING writes off the run on the lost worker and places a new one elsewhere', async () => {
@@ -380,7 +430,7 @@ describe('RESCALING / UPGRADING / RECOVERING', () => {
 
   it('RECOVERING goes RUNNING when the new run runs, saying what it restored', async () => {
     const restoreFrom = { snapshotId: 'latest', location: 'tenants/t1/jobs/d1/' };
-    const { next } = await step('RECOVERING', { run: run({ runNo: 2, workerId: 'w2', restoreFrom }), job: { kind: 'running', workerId: 'w2', subtasks: 1 } });
+    const { next } = await step('RECOVERING', { run: run({ runNo: 2, workerId: 'w2', restoreFrom }), job: { kind: 'running', subtasks: 1, reporting: [{ process: 0, workerId: 'w2' }], notRunning: [] } });
     expect(next).toEqual({ kind: 'transition', to: 'RUNNING', reason: "run 2: 1 subtasks running on worker w2; restored the job's latest usable checkpoint" });
   });
 
@@ -388,6 +438,70 @@ describe('RESCALING / UPGRADING / RECOVERING', () => {
     const { next, calls } = await step('RECOVERING', { run: run({ runNo: 2 }), job: gone });
     expect(to(next)).toBe('stay');
     expect(calls).toEqual(['stop 2', 'end 2 LOST', 'place b1 p1 from latest']);
+  });
+});
+
+describe('a run in several processes', () => {
+  const layout = [
+    { index: 0, workerId: 'w1', subtasks: [{ operatorId: 'src', subtask: 0, keyGroups: [[0, 63]] as [number, number][] }] },
+    { index: 1, workerId: 'w2', subtasks: [{ operatorId: 'src', subtask: 1, keyGroups: [[64, 127]] as [number, number][] }] },
+  ];
+  const wide = (o: Partial<DeploymentRun> = {}) => run({ processes: layout, subtasks: layout.flatMap((p) => p.subtasks), ...o });
+  const P1 = { process: 1, workerId: 'w2' };
+  const lostHost: JobObservation = { kind: 'process-gone', ...P1, cause: { kind: 'job-host-lost' }, reporting: [P0] };
+
+  it('RUNNING goes RECOVERING when one process’s job host is LOST (not FAILED), naming the process and worker', async () => {
+    const { next, calls } = await step('RUNNING', { run: wide({ runningAt: later(2_500) }), job: lostHost });
+    expect(next).toEqual({
+      kind: 'transition',
+      to: 'RECOVERING',
+      reason:
+        'process 1 of run 1 on worker w2 was lost: its job host died without reporting a failure (killed, or out of memory): re-placing the job, restoring its latest checkpoint',
+    });
+    expect(calls).toEqual([]);
+  });
+
+  it('RECOVERING writes off the whole run, stops the survivors and places the next run only once they left', async () => {
+    const old = wide({ placedAt: T0, runningAt: T0 });
+    const workerLost: JobObservation = { kind: 'process-gone', ...P1, cause: { kind: 'worker-not-alive', workerStatus: 'LOST' }, reporting: [P0] };
+    const first = await step('RECOVERING', { run: old, job: workerLost });
+    expect(first.calls).toEqual(['stop 1', 'end 1 LOST']);
+    expect(first.next).toEqual({ kind: 'stay', note: 'waiting for run 1 to leave process 0 on worker w1 before the next run starts' });
+    const ended = { ...old, stopSentAt: later(3_000), endedAt: later(3_000), outcome: 'LOST' as const };
+    const stillThere = await step('RECOVERING', { run: ended, job: workerLost, now: later(10_000) });
+    expect(stillThere.calls).toEqual([]);
+    const left = await step('RECOVERING', { run: ended, job: { ...workerLost, reporting: [] }, now: later(10_000) });
+    expect(left.calls).toEqual(['place b1 p1 from latest']);
+    // A survivor its worker never drops does not hold the job down past the start timeout from the stop.
+    const stuck = await step('RECOVERING', { run: ended, job: workerLost, now: later(3_000 + 90_001) });
+    expect(stuck.calls).toEqual(['place b1 p1 from latest']);
+  });
+
+  it('FAILED when one process reports FAILED, naming it', async () => {
+    const failed: JobObservation = { kind: 'failed', ...P1, subtasks: 2, reporting: [P0, P1] };
+    const { next, calls } = await step('RUNNING', { run: wide({ runningAt: later(2_500) }), job: failed });
+    expect(next).toMatchObject({ to: 'FAILED', reason: expect.stringMatching(/^run 1: process 1 on worker w2 reports the job FAILED \(see the worker's log/) });
+    expect(calls).toEqual(['stop 1', 'end 1 FAILED', 'keep latest']);
+  });
+
+  it('a refusal and the start timeout name the process and worker', async () => {
+    const actions = new FakeActions();
+    actions.refused = { process: 1, workerId: 'w2', reason: 'bundle sha256 mismatch' };
+    const refused = await step('STARTING', { run: wide(), actions });
+    expect(refused.next).toMatchObject({ to: 'FAILED', reason: expect.stringMatching(/^run 1: worker w2 refused it \(process 1 of 2\): bundle sha256 mismatch; /) });
+    const starting: JobObservation = { kind: 'changing', subtasks: 1, reporting: [P0], notRunning: [P1] };
+    const late = await step('STARTING', { run: wide(), job: starting, now: later(2_000 + 90_001) });
+    expect(late.next).toMatchObject({ to: 'FAILED', reason: expect.stringMatching(/^run 1: process 1 on worker w2 did not report it running within 90 s; /) });
+  });
+
+  it('goes RUNNING naming the layout; a suspend stops every worker of it with the savepoint', async () => {
+    const running: JobObservation = { kind: 'running', subtasks: 2, reporting: [P0, P1], notRunning: [] };
+    const { next } = await step('STARTING', { run: wide(), job: running });
+    expect(next).toEqual({ kind: 'transition', to: 'RUNNING', reason: 'run 1: 2 subtasks running on 2 processes (0 on worker w1; 1 on worker w2); started without state' });
+    const suspend = await step('RUNNING', { run: wide({ runningAt: later(2_500) }), job: running, d: { desiredState: 'SUSPENDED' } });
+    expect(suspend.next).toMatchObject({ to: 'STOPPING', reason: 'desired state SUSPENDED: stop-with-savepoint suspend-run-1 sent to workers w1, w2' });
+    const waiting = await step('STOPPING', { run: wide({ runningAt: later(2_500), stopSentAt: later(2_600) }), job: { ...running, kind: 'changing', reporting: [P1] }, d: { desiredState: 'SUSPENDED' } });
+    expect(waiting.next).toEqual({ kind: 'stay', note: 'waiting for process 1 on worker w2 to stop run 1' });
   });
 });
 

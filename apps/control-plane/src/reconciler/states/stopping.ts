@@ -1,8 +1,9 @@
 import type { DeploymentStatus } from '../../deployments/deployment';
+import { goneReason, processesOf, runWorkers } from '../run-reasons';
 import { goTo, openRun, stay, suspendSavepointId, type StateHandler } from '../state-machine';
 
 /**
- * Stopping toward SUSPENDED or CANCELLED: stop-subtasks sent, waiting for the worker to drop the job. Toward
+ * Stopping toward SUSPENDED or CANCELLED: stop-subtasks sent to every process, waiting for every worker to drop the job. Toward
  * SUSPENDED the stop takes a savepoint, and once the run ended its state is kept for the resume: that savepoint
  * (or the tenant's own stop-with-savepoint, when one was in flight), else the latest checkpoint.
  */
@@ -12,17 +13,22 @@ export const stopping: StateHandler = async (ctx) => {
   const run = openRun(ctx);
   if (!run) return goTo(target, `no run to stop; desired state ${deployment.desiredState}`);
   const savepointId = target === 'SUSPENDED' ? suspendSavepointId(run) : undefined;
-  if (job.kind === 'worker-gone' || job.kind === 'worker-restarted') {
+  if (job.kind === 'process-gone') {
+    // The survivors still get the stop; a savepoint cannot complete without the gone process, so none is awaited.
+    const gone = goneReason(job, run.runNo);
     await actions.stopRun(run, `desired state ${deployment.desiredState}`);
-    await actions.endRun(run, 'LOST', `worker ${run.workerId} went away while the run was stopping`);
-    const kept = target === 'SUSPENDED' ? `; ${await actions.keepState(run, [], 'its worker went away while it stopped')}` : '';
-    return goTo(target, `run ${run.runNo} ended: its worker went away while stopping${kept}`);
+    await actions.endRun(run, 'LOST', `${gone}, while the run was stopping`);
+    const kept = target === 'SUSPENDED' ? `; ${await actions.keepState(run, [], `${gone} while it stopped`)}` : '';
+    return goTo(target, `run ${run.runNo} ended: ${gone}, while it stopped${kept}`);
   }
   await actions.stopRun(run, `desired state ${deployment.desiredState}`, savepointId);
-  if (job.kind !== 'absent') return stay(`waiting for worker ${run.workerId} to stop run ${run.runNo}`);
+  if (job.kind !== 'absent') {
+    const reporting = job.kind === 'no-run' || job.reporting.length === 0 ? runWorkers(run) : processesOf(run, job.reporting);
+    return stay(`waiting for ${reporting} to stop run ${run.runNo}`);
+  }
   await actions.endRun(run, 'STOPPED', `stopped: desired state ${deployment.desiredState}`);
-  if (target === 'CANCELLED') return goTo(target, `run ${run.runNo} stopped on worker ${run.workerId}`);
+  if (target === 'CANCELLED') return goTo(target, `run ${run.runNo} stopped on ${runWorkers(run)}`);
   const userStop = deployment.pendingStop?.runNo === run.runNo ? [deployment.pendingStop.savepointId] : [];
   const kept = await actions.keepState(run, [...userStop, savepointId!]);
-  return goTo(target, `run ${run.runNo} stopped on worker ${run.workerId}; ${kept}`);
+  return goTo(target, `run ${run.runNo} stopped on ${runWorkers(run)}; ${kept}`);
 };

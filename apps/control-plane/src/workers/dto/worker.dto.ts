@@ -6,7 +6,9 @@ export class RunningSubtaskDto {
   @ApiProperty() jobId!: string;
   @ApiProperty() operatorId!: string;
   @ApiProperty({ minimum: 0 }) subtask!: number;
-  @ApiProperty({ enum: ['STARTING', 'RUNNING', 'STOPPING', 'FAILED'] }) state!: string;
+  @ApiProperty({ enum: ['STARTING', 'RUNNING', 'STOPPING', 'FAILED', 'LOST'], description: 'FAILED: the job reported its failure; LOST: its job host died unreported' })
+  state!: string;
+  @ApiProperty({ minimum: 0, description: 'The job host process of its run that runs it' }) process!: number;
 }
 
 export class WorkerDto {
@@ -38,7 +40,7 @@ export class WorkerDto {
       lastSeenAt: worker.lastSeenAt.toISOString(),
       statusChangedAt: worker.statusChangedAt.toISOString(),
       heartbeatMs: worker.heartbeatMs,
-      runningSubtasks: worker.runningSubtasks.map((s) => ({ ...s })),
+      runningSubtasks: worker.runningSubtasks.map((s) => ({ ...s, process: s.process ?? 0 })),
     };
   }
 }
