@@ -1,6 +1,6 @@
 /**
  * Deployments carried out on real workers by two control-plane instances side by side (one database, one Redis):
- * exactly one run-subtasks reaches the worker; suspend stops it; resume starts it again; a worker killed without a
+ * exactly one run-subtasks per process reaches the worker; suspend stops it; resume starts it again; a worker killed without a
  * goodbye goes LOST and its deployment is re-placed on another worker.
  */
 import { randomBytes } from 'node:crypto';
@@ -66,7 +66,7 @@ describe('deployment dispatch', { timeout: 150_000 }, () => {
     await rm(home, { recursive: true, force: true });
   });
 
-  it('two instances send exactly one run-subtasks; suspend stops it, resume runs it again', async () => {
+  it('two instances send exactly one run-subtasks per process; suspend stops it, resume runs it again', async () => {
     const worker = await startWorker(config, workerIds[0], join(home, 'a'));
     workers.push(worker);
     const runs = vi.spyOn(worker.supervisor, 'run');
@@ -87,27 +87,29 @@ describe('deployment dispatch', { timeout: 150_000 }, () => {
 
     const running = await waitForStatus(viaOther, id, 'RUNNING');
     expect(running.runNo).toBe(1);
-    // Both reconcilers kept looking at the deployment all along; the worker got one command.
+    // Both reconcilers kept looking at the deployment all along; the worker got one command per process (counts is
+    // 2 wide: two processes, both on this worker's free slots).
     await new Promise((r) => setTimeout(r, 5 * HEARTBEAT_MS));
-    expect(runs).toHaveBeenCalledTimes(1);
-    const command = runs.mock.calls[0][0] as RunSubtasks;
-    expect(command).toMatchObject({ idempotencyKey: `${id}-run-1`, tenantId: tenant.tenantId, jobId: id, maxParallelism: 32 });
-    expect(command.subtasks.filter((s) => s.operatorId === 'counts')).toEqual([
-      { operatorId: 'counts', subtask: 0, keyGroups: [[0, 15]] },
-      { operatorId: 'counts', subtask: 1, keyGroups: [[16, 31]] },
+    expect(runs).toHaveBeenCalledTimes(2);
+    const commands = runs.mock.calls.map((c) => c[0] as RunSubtasks).sort((a, b) => a.process!.index - b.process!.index);
+    expect(commands[0]).toMatchObject({ idempotencyKey: `${id}-run-1`, tenantId: tenant.tenantId, jobId: id, maxParallelism: 32, process: { index: 0, count: 2 }, runNo: 1 });
+    expect(commands[1]).toMatchObject({ idempotencyKey: `${id}-run-1-p1`, process: { index: 1, count: 2 }, runNo: 1 });
+    expect(commands.map((c) => c.subtasks.filter((s) => s.operatorId === 'counts'))).toEqual([
+      [{ operatorId: 'counts', subtask: 0, keyGroups: [[0, 15]] }],
+      [{ operatorId: 'counts', subtask: 1, keyGroups: [[16, 31]] }],
     ]);
     expect(worker.supervisor.runningSubtasks().filter((s) => s.jobId === id).length).toBeGreaterThan(0);
 
     expect((await client.patch(`/v1/deployments/${id}`, { desiredState: 'SUSPENDED' })).status).toBe(200);
     await waitForStatus(client, id, 'SUSPENDED');
-    expect(stops).toHaveBeenCalledTimes(1);
-    expect((stops.mock.calls[0][0] as StopSubtasks).idempotencyKey).toBe(`${id}-run-1-stop`);
+    expect(stops).toHaveBeenCalledTimes(2);
+    expect(stops.mock.calls.map((c) => (c[0] as StopSubtasks).idempotencyKey).sort()).toEqual([`${id}-run-1-p1-stop`, `${id}-run-1-stop`]);
     expect(worker.supervisor.runningSubtasks().filter((s) => s.jobId === id)).toEqual([]);
 
     expect((await viaOther.patch(`/v1/deployments/${id}`, { desiredState: 'RUNNING' })).status).toBe(200);
     const resumed = await waitForStatus(client, id, 'RUNNING');
     expect(resumed.runNo).toBe(2);
-    expect(runs).toHaveBeenCalledTimes(2);
+    expect(runs).toHaveBeenCalledTimes(4);
     await eventually('status events', async () => (published.length >= 6 ? true : undefined));
     // Two instances publish after their own commits: order by the transition time the events carry.
     published.sort((a, b) => a.at - b.at);
@@ -133,7 +135,7 @@ describe('deployment dispatch', { timeout: 150_000 }, () => {
 
     expect((await client.patch(`/v1/deployments/${id}`, { desiredState: 'CANCELLED' })).status).toBe(200);
     await waitForStatus(client, id, 'CANCELLED');
-    expect(stops).toHaveBeenCalledTimes(2);
+    expect(stops).toHaveBeenCalledTimes(4);
     const again = await client.patch(`/v1/deployments/${id}`, { desiredState: 'RUNNING' });
     expect(again.status).toBe(409);
     await worker.stop('make room for the next test');
@@ -163,7 +165,7 @@ describe('deployment dispatch', { timeout: 150_000 }, () => {
     expect(first).toMatchObject({ runNo: 1, workerId: workerIds[1], outcome: 'LOST' });
     expect(second).toMatchObject({ runNo: 2, workerId: workerIds[2], outcome: null });
     const recovering = (history.body.transitions as { to: string; reason: string }[]).find((t) => t.to === 'RECOVERING')!;
-    expect(recovering.reason).toMatch(new RegExp(`worker ${workerIds[1]} is LOST: re-placing the job, restoring its latest checkpoint`));
+    expect(recovering.reason).toBe(`worker ${workerIds[1]} is no longer alive (LOST) while hosting process 0 of run 1: re-placing the job, restoring its latest checkpoint`);
 
     expect((await client.patch(`/v1/deployments/${id}`, { desiredState: 'CANCELLED' })).status).toBe(200);
     await waitForStatus(client, id, 'CANCELLED');
@@ -186,9 +188,9 @@ describe('deployment dispatch', { timeout: 150_000 }, () => {
     expect(rescale.status).toBe(200);
     const rescaled = await waitForDeployment(client, id, 'rescaled', (d) => d.status === 'RUNNING' && d.runNo === 3);
     expect(rescaled).toMatchObject({ parallelism: { default: 1, operators: { counts: 2 } }, pendingParallelism: null, pendingUpgrade: null });
-    const last = runs.mock.calls.at(-1)![0] as RunSubtasks;
-    expect(last.idempotencyKey).toBe(`${id}-run-3`);
-    expect(last.subtasks.filter((s) => s.operatorId === 'counts')).toHaveLength(2);
+    const third = runs.mock.calls.map((c) => c[0] as RunSubtasks).filter((c) => c.runNo === 3);
+    expect(third.map((c) => c.idempotencyKey).sort()).toEqual([`${id}-run-3`, `${id}-run-3-p1`]);
+    expect(third.flatMap((c) => c.subtasks.filter((s) => s.operatorId === 'counts'))).toHaveLength(2);
 
     const history = await client.get(`/v1/deployments/${id}/history`);
     const transitions = history.body.transitions as { from: string; to: string; reason: string }[];

@@ -62,9 +62,13 @@ describe('observeJob, a run in three processes on two workers', () => {
     fleet(worker({ runningSubtasks: w1 }), worker({ id: 'w2', status: w2Status, runningSubtasks: w2 }));
   const refs = { p0: { process: 0, workerId: 'w1' }, p1: { process: 1, workerId: 'w1' }, p2: { process: 2, workerId: 'w2' } };
 
-  it('is running only when every process reports every one of its subtasks RUNNING (absent process index: 0)', () => {
+  it('is running only when every process reports its subtasks, all RUNNING (absent process index: 0)', () => {
     const { w1, w2 } = all('RUNNING');
     expect(observeJob('t1', 'd1', wide, both(w1, w2))).toEqual({ kind: 'running', subtasks: 4, reporting: [refs.p0, refs.p1, refs.p2], notRunning: [] });
+    // A job host reports its stages, not the operators chained into them: process 0 without `src` still runs.
+    expect(observeJob('t1', 'd1', wide, both(w1.slice(1), w2)).kind).toBe('running');
+    // One subtask still starting holds the run back.
+    expect(observeJob('t1', 'd1', wide, both([...w1.slice(1), at(0, 0, 'STARTING', 'src')], w2)).kind).toBe('changing');
     // Process 2 not reporting yet: still changing, and it is named.
     expect(observeJob('t1', 'd1', wide, both(w1, []))).toEqual({ kind: 'changing', subtasks: 3, reporting: [refs.p0, refs.p1], notRunning: [refs.p2] });
     // A subtask reported by the wrong process does not count for the process that should run it.

@@ -1,5 +1,5 @@
 import type { RunningSubtask } from '@weir/protocol';
-import type { DeploymentRun, SubtaskAssignment } from '../deployments/deployment';
+import type { DeploymentRun } from '../deployments/deployment';
 import type { WorkerStatus } from '../workers/worker';
 
 /** A worker of the latest run, as the registry last heard it. */
@@ -28,7 +28,7 @@ export type GoneCause =
  * - `process-gone`: a process is gone (its worker LOST, STOPPED or unknown; restarted without it after the run ran;
  *   or its job host LOST, killed without a word): the whole run is lost, since its other processes cannot complete
  *   a checkpoint without it;
- * - `running`: every process reports every one of its subtasks RUNNING; `absent`: no process reports anything (the
+ * - `running`: every process reports its subtasks, all RUNNING; `absent`: no process reports anything (the
  *   job ended on its own, or was stopped); `changing`: anything in between (starting, stopping, a partial report).
  * `reporting` lists the processes whose live worker still reports some of their subtasks (not LOST): what must
  * stop before another run of the job is placed. Only live workers' reports are read.
@@ -41,7 +41,7 @@ export type JobObservation =
       readonly kind: 'absent' | 'running' | 'changing';
       readonly subtasks: number;
       readonly reporting: readonly ProcessRef[];
-      /** Processes not (yet) reporting every one of their subtasks RUNNING. */
+      /** Processes not (yet) reporting their subtasks, all RUNNING. */
       readonly notRunning: readonly ProcessRef[];
     };
 
@@ -52,7 +52,7 @@ export function observeJob(tenantId: string, deploymentId: string, run: Deployme
     const reported = worker?.status === 'ALIVE'
       ? worker.runningSubtasks.filter((s) => s.tenantId === tenantId && s.jobId === deploymentId && (s.process ?? 0) === p.index)
       : [];
-    return { ref: { process: p.index, workerId: p.workerId }, planned: p.subtasks, worker, reported };
+    return { ref: { process: p.index, workerId: p.workerId }, worker, reported };
   });
   const reporting = views.filter((v) => v.reported.some((s) => s.state !== 'LOST')).map((v) => v.ref);
   const subtasks = views.reduce((n, v) => n + v.reported.length, 0);
@@ -71,13 +71,16 @@ export function observeJob(tenantId: string, deploymentId: string, run: Deployme
   const lost = views.find((v) => v.reported.some((s) => s.state === 'LOST'));
   if (lost) return gone(lost.ref, { kind: 'job-host-lost' });
 
-  const notRunning = views.filter((v) => !runsAll(v.planned, v.reported)).map((v) => v.ref);
+  const notRunning = views.filter((v) => !runsAll(v.reported)).map((v) => v.ref);
   if (subtasks === 0) return { kind: 'absent', subtasks, reporting, notRunning };
   return { kind: notRunning.length === 0 ? 'running' : 'changing', subtasks, reporting, notRunning };
 }
 
-/** Every planned subtask reported RUNNING, and nothing else reported in another state (one still stopping, say). */
-function runsAll(planned: readonly SubtaskAssignment[], reported: readonly RunningSubtask[]): boolean {
-  const running = new Set(reported.filter((s) => s.state === 'RUNNING').map((s) => `${s.operatorId}/${s.subtask}`));
-  return reported.every((s) => s.state === 'RUNNING') && planned.every((p) => running.has(`${p.operatorId}/${p.subtask}`));
+/**
+ * A process runs when it reports subtasks and every one of them is RUNNING. Not "every planned subtask": the planned
+ * subtasks name every operator of the manifest, while a job host reports its stages only (a source or keyed operator
+ * with the operators chained behind it, which the manifest lists too).
+ */
+function runsAll(reported: readonly RunningSubtask[]): boolean {
+  return reported.length > 0 && reported.every((s) => s.state === 'RUNNING');
 }
