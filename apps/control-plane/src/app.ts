@@ -76,7 +76,12 @@ export async function createApp(options: ControlPlaneOptions, { init = true } = 
   if (init) {
     await app.init();
     // Deny by default: an app with a route that has no authentication decision does not start.
-    assertEveryRouteDecided(routeTable(app));
+    try {
+      assertEveryRouteDecided(routeTable(app));
+    } catch (err) {
+      await app.close();
+      throw err;
+    }
   }
   return app;
 }
