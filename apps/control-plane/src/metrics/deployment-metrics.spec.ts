@@ -56,6 +56,12 @@ describe('throughput across stages, processes and workers', () => {
     expect(toDeploymentMetrics(idle, 1).recordsInPerSec).toBe(100);
   });
 
+  it('counts every operator when none looks like a source (no fresh source snapshot)', () => {
+    const keyedOnly = job.filter((s) => s.operatorId === 'counts');
+    expect(jobInputOperators(keyedOnly)).toEqual(['counts']);
+    expect(toDeploymentMetrics(keyedOnly, 1).recordsInPerSec).toBe(100);
+  });
+
   it('a keyed operator is not a source when only one of its subtasks saw records', () => {
     const partly = job.map((s) => (s.operatorId === 'counts' && s.subtask === 2 ? { ...s, keyGroupCounts: {} } : s));
     expect(jobInputOperators(partly)).toEqual(['src']);

@@ -42,7 +42,8 @@ export interface DeploymentMetrics {
  * memory or over Kafka from another process), and a source subtask never counts one. So an operator none of whose
  * subtasks saw a key group in the interval reads from outside the job. A keyed operator that received nothing in
  * the interval is counted with them and adds its zero; whichever workers and processes the subtasks came from,
- * each is one snapshot here.
+ * each is one snapshot here. When every operator saw key groups (no source snapshot is fresh: a source still
+ * starting, or snapshots of a test's keyed operator alone), every operator counts, as summarizeJob's default.
  */
 export function jobInputOperators(snapshots: readonly SubtaskMetricsSnapshot[]): string[] {
   const keyed = new Set<string>();
@@ -51,7 +52,8 @@ export function jobInputOperators(snapshots: readonly SubtaskMetricsSnapshot[]):
     all.add(s.operatorId);
     if (Object.keys(s.keyGroupCounts).length > 0) keyed.add(s.operatorId);
   }
-  return [...all].filter((id) => !keyed.has(id));
+  const sources = [...all].filter((id) => !keyed.has(id));
+  return sources.length > 0 ? sources : [...all];
 }
 
 /**
