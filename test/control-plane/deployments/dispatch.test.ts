@@ -165,7 +165,7 @@ describe('deployment dispatch', { timeout: 150_000 }, () => {
     expect(first).toMatchObject({ runNo: 1, workerId: workerIds[1], outcome: 'LOST' });
     expect(second).toMatchObject({ runNo: 2, workerId: workerIds[2], outcome: null });
     const recovering = (history.body.transitions as { to: string; reason: string }[]).find((t) => t.to === 'RECOVERING')!;
-    expect(recovering.reason).toBe(`worker ${workerIds[1]} is no longer alive (LOST) while hosting process 0 of run 1: re-placing the job, restoring its latest checkpoint`);
+    expect(recovering.reason).toBe(`worker ${workerIds[1]} is LOST (it hosted process 0 of run 1): re-placing the job, restoring its latest checkpoint`);
 
     expect((await client.patch(`/v1/deployments/${id}`, { desiredState: 'CANCELLED' })).status).toBe(200);
     await waitForStatus(client, id, 'CANCELLED');

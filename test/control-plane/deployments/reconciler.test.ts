@@ -76,7 +76,7 @@ describe('reconciler', { timeout: 150_000 }, () => {
     ]);
     const reasons = (history.body.transitions as { to: string; reason: string }[]).filter((t) => t.to === 'RECOVERING').map((t) => t.reason);
     // STOPPED once its queued goodbye is consumed; LOST if the new instance's sweep got there first.
-    expect(reasons).toEqual([expect.stringMatching(`worker ${workerIds[0]} is no longer alive \\((STOPPED|LOST)\\) while hosting process 0 of run 1`)]);
+    expect(reasons).toEqual([expect.stringMatching(`worker ${workerIds[0]} is (STOPPED|LOST) \\(it hosted process 0 of run 1\\)`)]);
     expect((await client.patch(`/v1/deployments/${id}`, { desiredState: 'CANCELLED' })).status).toBe(200);
     await waitForStatus(client, id, 'CANCELLED');
   });

@@ -29,9 +29,9 @@ export function runLayout(run: Pick<DeploymentRun, 'processes'>): string {
 }
 
 /**
- * What happened to a gone process, for the transition into RECOVERING and the lost run's end reason:
- * "worker w2 is no longer alive (LOST) while hosting process 1 of run 3", "process 1 of run 3 on worker w2 was lost:
- * its job host died without reporting a failure (killed, or out of memory)".
+ * What happened to a gone process, for the lost run's end reason: "worker w2 is no longer alive (LOST) while hosting
+ * process 1 of run 3", "process 1 of run 3 on worker w2 was lost: its job host died without reporting a failure
+ * (killed, or out of memory)".
  */
 export function goneReason(job: Extract<JobObservation, { kind: 'process-gone' }>, runNo: number): string {
   const where = `process ${job.process} of run ${runNo}`;
@@ -42,5 +42,20 @@ export function goneReason(job: Extract<JobObservation, { kind: 'process-gone' }
       return `worker ${job.workerId} restarted and no longer runs ${where}`;
     case 'job-host-lost':
       return `${where} on worker ${job.workerId} was lost: its job host died without reporting a failure (killed, or out of memory)`;
+  }
+}
+
+/**
+ * The same for the transition of a running deployment into RECOVERING, worker first: "worker w2 is LOST (it hosted
+ * process 1 of run 3)", "worker w2 restarted without process 1 of run 3"; a lost job host as in goneReason.
+ */
+export function goneSummary(job: Extract<JobObservation, { kind: 'process-gone' }>, runNo: number): string {
+  switch (job.cause.kind) {
+    case 'worker-not-alive':
+      return `worker ${job.workerId} is ${job.cause.workerStatus} (it hosted process ${job.process} of run ${runNo})`;
+    case 'worker-restarted':
+      return `worker ${job.workerId} restarted without process ${job.process} of run ${runNo}`;
+    case 'job-host-lost':
+      return goneReason(job, runNo);
   }
 }

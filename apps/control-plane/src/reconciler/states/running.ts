@@ -1,7 +1,7 @@
 import type { DeploymentRun, PendingStop } from '../../deployments/deployment';
 import { goTo, openRun, stay, suspendSavepointId, type Next, type ReconcileContext, type StateHandler } from '../state-machine';
 import { failReported } from '../fail-run';
-import { goneReason, runWorkers } from '../run-reasons';
+import { goneSummary, runWorkers } from '../run-reasons';
 import { upgradeReason } from './upgrade-reason';
 
 /** Running: watch the run's workers, and turn requested changes into the status that carries them out. */
@@ -36,7 +36,7 @@ export const running: StateHandler = async (ctx) => {
     case 'process-gone':
       // One process gone is the whole run gone (the others cannot complete a checkpoint without it): RECOVERING
       // writes it off, stops the survivors and places the job again.
-      return goTo('RECOVERING', `${goneReason(job, run.runNo)}: re-placing the job, restoring its latest checkpoint`);
+      return goTo('RECOVERING', `${goneSummary(job, run.runNo)}: re-placing the job, restoring its latest checkpoint`);
     case 'failed':
       return failReported(ctx, run);
     case 'absent':
