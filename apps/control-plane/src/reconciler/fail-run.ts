@@ -5,8 +5,8 @@ import { goTo, type Next, type ReconcileContext } from './state-machine';
 
 /**
  * A run failed (a process reports it FAILED, a worker refused it, or it never reported running): stop every process
- * to free the workers' slots, end it FAILED, and keep its state for a restart, as a stop does: a restart (PATCH RUNNING, or a
- * suspend and resume) then restores the job's latest usable checkpoint, or, for a run that restored a savepoint
+ * to free the workers' slots, end it FAILED, and keep its state for a restart, as a stop does: a restart (PATCH
+ * RUNNING, or a suspend and resume) then restores the job's latest usable checkpoint, or, for a run that restored a savepoint
  * and never ran, that savepoint again (it is newer than the checkpoints, and its exactly-once output is committed).
  * `PATCH {desiredState: RUNNING, resumeMode: stateless}` drops what was kept.
  */

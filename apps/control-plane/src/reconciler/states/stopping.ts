@@ -3,9 +3,10 @@ import { goneReason, processesOf, runWorkers } from '../run-reasons';
 import { goTo, openRun, stay, suspendSavepointId, type StateHandler } from '../state-machine';
 
 /**
- * Stopping toward SUSPENDED or CANCELLED: stop-subtasks sent to every process, waiting for every worker to drop the job. Toward
- * SUSPENDED the stop takes a savepoint, and once the run ended its state is kept for the resume: that savepoint
- * (or the tenant's own stop-with-savepoint, when one was in flight), else the latest checkpoint.
+ * Stopping toward SUSPENDED or CANCELLED: stop-subtasks sent to every process, waiting for every worker to drop the
+ * job. Toward SUSPENDED the stop takes a savepoint (process 0 takes it), and once the run ended its state is kept for
+ * the resume: that savepoint (or the tenant's own stop-with-savepoint, when one was in flight), else the latest
+ * checkpoint.
  */
 export const stopping: StateHandler = async (ctx) => {
   const { deployment, job, actions } = ctx;
@@ -17,9 +18,9 @@ export const stopping: StateHandler = async (ctx) => {
     // The survivors still get the stop; a savepoint cannot complete without the gone process, so none is awaited.
     const gone = goneReason(job, run.runNo);
     await actions.stopRun(run, `desired state ${deployment.desiredState}`);
-    await actions.endRun(run, 'LOST', `${gone}, while the run was stopping`);
-    const kept = target === 'SUSPENDED' ? `; ${await actions.keepState(run, [], `${gone} while it stopped`)}` : '';
-    return goTo(target, `run ${run.runNo} ended: ${gone}, while it stopped${kept}`);
+    await actions.endRun(run, 'LOST', `${gone}; the run was stopping`);
+    const kept = target === 'SUSPENDED' ? `; ${await actions.keepState(run, [], gone)}` : '';
+    return goTo(target, `run ${run.runNo} ended as it stopped: ${gone}${kept}`);
   }
   await actions.stopRun(run, `desired state ${deployment.desiredState}`, savepointId);
   if (job.kind !== 'absent') {
