@@ -16,6 +16,7 @@ export type {
   WriteCheckpointCommand,
 } from './contract';
 export { CheckpointStore, type CheckpointStoreOptions } from './storage/checkpoint-store';
+export type { UploadedParts, UploadPartsCommand, WriteManifestCommand } from './storage/write-checkpoint';
 export { checkRestore, type RestoreCheck, type RestoreTarget, type UnreadableState } from './compat/check-restore';
 export {
   MANIFEST_FORMAT,

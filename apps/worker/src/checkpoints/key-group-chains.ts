@@ -131,7 +131,7 @@ export class KeyGroupChains {
   }
 
   /** The checkpoint completed: its new links are stored now, referenced from here on. */
-  completed(manifest: CheckpointManifest): void {
+  completed(manifest: Pick<CheckpointManifest, 'operators'>): void {
     for (const operator of manifest.operators) {
       for (const subtask of operator.subtasks) {
         const chain = this.parts.get(`${operator.operatorId}/${subtask.subtask}`);

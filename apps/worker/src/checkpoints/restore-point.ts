@@ -1,4 +1,4 @@
-import { type CheckpointStore, type JobScope, NoUsableCheckpointError, type RestoreAttempt } from '@weir/checkpoint';
+import { type CheckpointManifest, type CheckpointStore, type JobScope, NoUsableCheckpointError, type RestoreAttempt } from '@weir/checkpoint';
 import type { DecodedCheckpoint } from './snapshot-codec';
 import { chainSeedsOf, type ChainSeed } from './key-group-chains';
 import { fromDownloaded } from './snapshot-codec';
@@ -13,6 +13,7 @@ export const LATEST_CHECKPOINT = 'latest';
 
 export interface RestorePoint {
   readonly decoded: DecodedCheckpoint;
+  readonly manifest: CheckpointManifest;
   readonly checkpointId: number;
   readonly manifestKey: string;
   /** Newer checkpoints that could not be used, with the reason (truncated or missing file, bad manifest). */
@@ -40,6 +41,7 @@ export async function loadRestorePoint(
       const m = restored.checkpoint.manifest;
       return {
         decoded: fromDownloaded(restored.checkpoint),
+        manifest: m,
         checkpointId: m.checkpointId,
         manifestKey: keyOf(scope, m.checkpointId),
         skipped: restored.skipped,
@@ -55,7 +57,7 @@ export async function loadRestorePoint(
   // Every operator of the snapshot: state this bundle cannot take is then refused by name, not silently left out.
   const all = checkpoint.manifest.operators.map((o) => ({ operatorId: o.operatorId }));
   const downloaded = await store.download(checkpoint, all, localDir);
-  return { decoded: fromDownloaded(downloaded), checkpointId: checkpoint.manifest.checkpointId, manifestKey: checkpoint.key, skipped: [], chains: [] };
+  return { decoded: fromDownloaded(downloaded), manifest: checkpoint.manifest, checkpointId: checkpoint.manifest.checkpointId, manifestKey: checkpoint.key, skipped: [], chains: [] };
 }
 
 function keyOf(scope: JobScope, checkpointId: number): string {

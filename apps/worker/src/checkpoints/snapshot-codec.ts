@@ -14,6 +14,7 @@ const KEY_GROUP_PREFIX = 'kg-';
 const OPERATOR_STATE = 'operator-state';
 const SOURCE_POSITIONS = 'source-positions';
 const SINK_EPOCH = 'sink-epoch';
+const EXCHANGE_POSITIONS = 'exchange-positions';
 
 /** Key groups each keyed subtask owns (its routing table), to record in the manifest. */
 export type OwnedKeyGroups = (stageId: string, subtask: number) => readonly number[] | null;
@@ -34,6 +35,7 @@ export function toCheckpointParts(snapshot: CheckpointSnapshot, owned: OwnedKeyG
     }
     if (s.operatorState !== undefined && s.operatorState !== null) metadata[OPERATOR_STATE] = pack(s.operatorState);
     if (s.sourcePositions) metadata[SOURCE_POSITIONS] = Buffer.from(JSON.stringify(s.sourcePositions));
+    if (s.exchangePositions) metadata[EXCHANGE_POSITIONS] = Buffer.from(JSON.stringify(s.exchangePositions));
     return {
       operatorId: s.stageId,
       subtask: s.subtask,
@@ -64,6 +66,7 @@ export function fromDownloaded(downloaded: DownloadedCheckpoint): DecodedCheckpo
     }
     const images = part.metadata[CHAIN] ? composeChains(part.operatorId, part.subtask, part.metadata) : fullImages(part.metadata);
     const positions = part.metadata[SOURCE_POSITIONS];
+    const exchange = part.metadata[EXCHANGE_POSITIONS];
     const operatorState = part.metadata[OPERATOR_STATE];
     subtasks.push({
       stageId: part.operatorId,
@@ -71,6 +74,7 @@ export function fromDownloaded(downloaded: DownloadedCheckpoint): DecodedCheckpo
       ...(positions ? { sourcePositions: JSON.parse(positions.toString('utf8')) as Record<string, string> } : {}),
       ...(part.keyGroups ? { keyGroups: images } : {}),
       ...(operatorState ? { operatorState: unpack(operatorState) as unknown } : {}),
+      ...(exchange ? { exchangePositions: JSON.parse(exchange.toString('utf8')) as Record<string, string> } : {}),
     });
   }
   return { snapshot: { checkpointId: downloaded.manifest.checkpointId, subtasks }, sinkEpochs };

@@ -11,8 +11,14 @@ export interface StartJobMessage {
   readonly jobId: string;
   /** Local path of the verified bundle file. */
   readonly bundlePath: string;
-  /** Subtasks per stage (stage root operator id → count). */
+  /** Subtasks per stage across the whole run (stage root operator id → count). */
   readonly parallelism: Readonly<Record<string, number>>;
+  /** Which process of the run this is; absent: the whole run in this one process. */
+  readonly process?: { readonly index: number; readonly count: number };
+  /** This process's subtask indexes per stage (a run over several processes); absent: all of them. */
+  readonly subtasks?: Readonly<Record<string, readonly number[]>>;
+  /** The run number: the job's incarnation (records between processes carry it; older runs' are skipped). */
+  readonly runNo?: number;
   readonly maxParallelism: number;
   /** Where this job's LSM state lives on the worker's disk. */
   readonly stateDir: string;
@@ -49,7 +55,7 @@ export interface SavepointMessage {
 export type ToJobHost = StartJobMessage | StopJobMessage | SavepointMessage;
 
 export type FromJobHost =
-  | { readonly type: 'started'; readonly stages: readonly { readonly operatorId: string; readonly parallelism: number }[] }
+  | { readonly type: 'started'; readonly subtasks: readonly { readonly operatorId: string; readonly subtask: number }[] }
   | { readonly type: 'metrics'; readonly snapshots: readonly SubtaskMetricsSnapshot[] }
   | { readonly type: 'restored'; readonly checkpointId: number; readonly manifestKey: string; readonly skipped: readonly { checkpointId: number; reason: string }[]; readonly recommittedEpochs: number }
   | { readonly type: 'checkpoint'; readonly checkpointId: number; readonly savepointId: string | null; readonly manifestKey: string; readonly durationMs: number }

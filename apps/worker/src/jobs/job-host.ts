@@ -1,21 +1,27 @@
 /**
- * A job host: the child process that runs one tenant's job. It is the isolation boundary between tenants (no two
- * tenants' code shares a process) and between a job's failure and the worker. It talks to its supervisor over IPC.
- * It restores the job from its restore point, takes periodic checkpoints and savepoints, and commits exactly-once
- * sinks when checkpoints complete.
+ * A job host: the child process that runs one process of one tenant's job run. It is the isolation boundary between
+ * tenants (no two tenants' code shares a process) and between a job's failure and the worker. It talks to its
+ * supervisor over IPC and to the run's other processes over the run control channel (runs/). It restores its
+ * subtasks from the run's restore point, takes part in the run's checkpoints (process 0 leads them), and commits its
+ * exactly-once sinks when a checkpoint completes.
  */
 import { join } from 'node:path';
-import { CheckpointStore } from '@weir/checkpoint';
+import { CheckpointStore, type CheckpointManifest } from '@weir/checkpoint';
 import { createBlobStore } from '@weir/blob';
 import { loadConfig } from '@weir/config';
 import { runJob, type RunningJob } from '@weir/engine';
 import { createKafkaConnector } from '@weir/kafka';
 import { createStateBackend, type CheckpointableStateBackend } from '@weir/state';
 import { loadBundle } from '../bundles/load-bundle';
+import { CheckpointLeader, DEFAULT_CHECKPOINT_TIMEOUT_MS, READY_REPEAT_MS } from '../checkpoints/checkpoint-leader';
+import { CheckpointParticipant } from '../checkpoints/checkpoint-participant';
 import { commitRestoredEpochs } from '../checkpoints/commit-markers';
-import { DEFAULT_CHECKPOINT_TIMEOUT_MS, JobCheckpointer, nextCheckpointId } from '../checkpoints/job-checkpointer';
+import { nextCheckpointId } from '../checkpoints/next-checkpoint-id';
 import { LATEST_CHECKPOINT, loadRestorePoint } from '../checkpoints/restore-point';
 import { restorableSnapshot } from '../checkpoints/restorable-snapshot';
+import { KafkaRunControl } from '../runs/kafka-run-control';
+import { LocalRunControl, type RunControlChannel } from '../runs/run-control';
+import { localSubtasks, ownsSinkEpoch } from '../runs/process-layout';
 import type { FromJobHost, StartJobMessage, ToJobHost } from './ipc';
 import { assertTopicsInNamespace } from './topic-namespace';
 
@@ -26,8 +32,17 @@ function send(message: FromJobHost): void {
 }
 
 let job: RunningJob | undefined;
-let checkpointer: JobCheckpointer | undefined;
+let leader: CheckpointLeader | null = null;
+let participant: CheckpointParticipant | undefined;
+let channel: RunControlChannel | undefined;
 let metricsTimer: NodeJS.Timeout | undefined;
+let readyTimer: NodeJS.Timeout | undefined;
+let stopping: Promise<void> | null = null;
+/** How long a process waits for the leader's verdict on a savepoint: the checkpoint timeout, and a margin. */
+let verdictTimeoutMs = DEFAULT_CHECKPOINT_TIMEOUT_MS + 60_000;
+/** The leader's verdict on each savepoint this process saw end (a follower's stop-with-savepoint waits for it). */
+const savepointVerdicts = new Map<string, string | null>();
+const verdictWaiters = new Map<string, ((failure: string | null) => void)[]>();
 
 async function start(message: StartJobMessage): Promise<void> {
   const config = loadConfig();
@@ -37,6 +52,8 @@ async function start(message: StartJobMessage): Promise<void> {
   }
   // Tenant code may name any topic: refuse one outside the tenant's namespace before any reader, writer or restore.
   assertTopicsInNamespace(definition, message.tenantId, message.jobId, message.deadLetterTopic);
+  const layout = message.process ?? { index: 0, count: 1 };
+  const run = message.runNo ?? 0;
   const scope = { tenantId: message.tenantId, jobId: message.jobId };
   const kafka = createKafkaConnector({ brokers: config.WEIR_KAFKA_BROKERS, clientId: `${config.WEIR_KAFKA_CLIENT_ID}-${message.jobId}` });
   const store = new CheckpointStore(createBlobStore(config));
@@ -46,13 +63,19 @@ async function start(message: StartJobMessage): Promise<void> {
     : null;
   let restore;
   if (point) {
-    restore = restorableSnapshot(point.decoded.snapshot, definition, message.allowNonRestoredState ?? false);
-    // Epochs sealed in the checkpoint but not committed before the crash are committed now, exactly once.
-    const { committed } = await commitRestoredEpochs(kafka, scope.tenantId, scope.jobId, point.decoded.sinkEpochs);
+    // Exchange positions are offsets in this job's own exchange topics: another job's savepoint has none here.
+    const sameJob = point.manifest.jobId === message.jobId && point.manifest.tenantId === message.tenantId;
+    restore = restorableSnapshot(point.decoded.snapshot, definition, message.allowNonRestoredState ?? false, sameJob);
+    // Epochs sealed in the checkpoint but not committed before the crash are committed now, exactly once, each by
+    // the process that runs its sink subtask now (or by process 0 when no process does).
+    const mine = point.decoded.sinkEpochs.filter((e) => ownsSinkEpoch(layout, e.subtask));
+    const { committed } = await commitRestoredEpochs(kafka, scope.tenantId, scope.jobId, mine);
     send({ type: 'restored', checkpointId: point.checkpointId, manifestKey: point.manifestKey, skipped: point.skipped, recommittedEpochs: committed });
   }
   const checkpointing = message.checkpointing;
+  verdictTimeoutMs = (checkpointing?.timeoutMs ?? DEFAULT_CHECKPOINT_TIMEOUT_MS) + 60_000;
   const backends = new Set<CheckpointableStateBackend>();
+  const spread = layout.count > 1;
   job = await runJob(definition, {
     tenantId: message.tenantId,
     jobId: message.jobId,
@@ -60,10 +83,13 @@ async function start(message: StartJobMessage): Promise<void> {
     kafka,
     deadLetterTopic: message.deadLetterTopic,
     delivery: checkpointing?.delivery ?? 'at-least-once',
+    incarnation: run,
+    // A run over several processes: each runs its own subtasks, and keyed edges go through the Kafka exchange.
+    ...(spread ? { exchange: 'kafka' as const, subtasks: localSubtasks(message.parallelism, message.subtasks ?? {}) } : {}),
     ...(restore ? { restore } : {}),
     // A changelog per key group: checkpoints upload what changed, plus each key group's full image on its turn.
     state: async (ctx) => {
-      // Recovering: the key groups of this subtask's stored chain continue it (KeyGroupChains is seeded alike).
+      // Recovering: the key groups of this subtask's stored chain continue it (the participant's chains alike).
       const seed = point?.chains.find((c) => c.operatorId === ctx.operatorId && c.subtask === ctx.subtask);
       const continueFrom = seed ? Object.keys(seed.index.bases).map(Number) : [];
       const path = join(message.stateDir, `${ctx.operatorId}-${ctx.subtask}`);
@@ -73,21 +99,65 @@ async function start(message: StartJobMessage): Promise<void> {
     },
   });
   const running = job;
-  checkpointer = new JobCheckpointer(running, store, scope, definition.maxParallelism, await nextCheckpointId(store, scope, point?.checkpointId ?? null), {
-    intervalMs: checkpointing?.intervalMs ?? 0,
-    retain: checkpointing?.retain ?? 3,
-    timeoutMs: checkpointing?.timeoutMs ?? DEFAULT_CHECKPOINT_TIMEOUT_MS,
-    requestFullCheckpoint: () => backends.forEach((b) => b.requestFullCheckpoint()),
-  }, {
-    completed: (c, durationMs) =>
-      send({ type: 'checkpoint', checkpointId: c.manifest.checkpointId, savepointId: c.manifest.savepointId, manifestKey: c.key, durationMs }),
-    failed: (checkpointId, err) => send({ type: 'checkpoint-failed', checkpointId, message: err.message }),
-    retentionFailed: (err) => process.stderr.write(`checkpoint retention failed: ${err.message}\n`),
-  }, point?.chains ?? []);
-  if (checkpointing && checkpointing.intervalMs > 0) checkpointer.start(Boolean(point) && message.restoreFrom?.snapshotId !== LATEST_CHECKPOINT);
-  const stages = new Map<string, number>();
-  for (const snapshot of running.metrics()) stages.set(snapshot.operatorId, Math.max(stages.get(snapshot.operatorId) ?? 0, snapshot.subtask + 1));
-  send({ type: 'started', stages: [...stages].map(([operatorId, parallelism]) => ({ operatorId, parallelism })) });
+  channel = spread ? new KafkaRunControl(kafka, { ...scope, run, process: layout.index }) : new LocalRunControl();
+  participant = new CheckpointParticipant(
+    running,
+    store,
+    scope,
+    channel,
+    {
+      process: layout.index,
+      maxParallelism: definition.maxParallelism,
+      requestFullCheckpoint: () => backends.forEach((b) => b.requestFullCheckpoint()),
+      ...(point && point.chains.length > 0 ? { seeds: point.chains, restored: { checkpointId: point.checkpointId, files: filesOf(point.manifest) } } : {}),
+    },
+    {
+      completed: (done, durationMs) => {
+        if (done.savepointId) settleSavepoint(done.savepointId, null);
+        send({ type: 'checkpoint', checkpointId: done.checkpointId, savepointId: done.savepointId ?? null, manifestKey: done.savepointKey ?? done.manifestKey, durationMs });
+      },
+      failed: (checkpointId, reason, savepointId) => {
+        if (savepointId) settleSavepoint(savepointId, reason);
+        send({ type: 'checkpoint-failed', checkpointId, message: reason });
+      },
+      // A stop-with-savepoint of the run: every process stops once the savepoint is on S3.
+      stopRequested: () => void shutdown(),
+    },
+  );
+  if (layout.index === 0) {
+    leader = new CheckpointLeader(
+      store,
+      scope,
+      channel,
+      await nextCheckpointId(store, scope, point?.checkpointId ?? null),
+      {
+        processes: layout.count,
+        maxParallelism: definition.maxParallelism,
+        intervalMs: checkpointing?.intervalMs ?? 0,
+        retain: checkpointing?.retain ?? 3,
+        timeoutMs: checkpointing?.timeoutMs ?? DEFAULT_CHECKPOINT_TIMEOUT_MS,
+      },
+      { retentionFailed: (err) => process.stderr.write(`checkpoint retention failed: ${err.message}\n`) },
+      point?.checkpointId ?? null,
+    );
+  }
+  let acknowledged = layout.index === 0;
+  await channel.start(({ from, message: m }) => {
+    leader?.onDelivery({ from, message: m });
+    participant!.onMessage(m);
+    if (m.type === 'hello' && m.ready.includes(layout.index)) acknowledged = true;
+  });
+  if (!acknowledged) {
+    // Until the leader has heard this process, it triggers nothing: a barrier must reach every process's sources.
+    const ready = () => {
+      if (acknowledged || stopping) return;
+      void channel!.publish({ type: 'ready' }).catch(() => undefined);
+      readyTimer = setTimeout(ready, READY_REPEAT_MS);
+    };
+    ready();
+  }
+  if (checkpointing && checkpointing.intervalMs > 0) leader?.start(Boolean(point) && message.restoreFrom?.snapshotId !== LATEST_CHECKPOINT);
+  send({ type: 'started', subtasks: running.metrics().map((s) => ({ operatorId: s.operatorId, subtask: s.subtask })) });
   metricsTimer = setInterval(() => send({ type: 'metrics', snapshots: running.metrics() }), METRICS_INTERVAL_MS);
   running.done.then(
     () => exit({ type: 'finished' }, 0),
@@ -95,29 +165,70 @@ async function start(message: StartJobMessage): Promise<void> {
   );
 }
 
+/**
+ * Stops this process. With a savepoint: the leader (process 0) takes it for the whole run, every source pausing at
+ * its barrier; the others wait for the leader's verdict. A savepoint that fails leaves the job running (the
+ * supervisor then decides whether to stop all the same).
+ */
 async function stop(savepointId: string | undefined): Promise<void> {
   if (!job) return exit({ type: 'finished' }, 0);
   if (savepointId) {
-    // As Flink's stop-with-savepoint: the sources read nothing after the savepoint's barrier (or an earlier
-    // checkpoint's still on its way), so no sink writes output that the restored job would produce again.
-    job.pauseSourcesAfterNextBarrier();
-    try {
-      await checkpointer!.savepoint(savepointId);
-    } catch (err) {
-      // The job keeps running: a stop-with-savepoint that could not take its savepoint does not stop.
-      job.resumeSources();
-      send({ type: 'savepoint-failed', savepointId, message: (err as Error).message });
+    // The leader triggers it; every process, the leader too, stops once its own sinks committed the savepoint's epoch.
+    const triggered = leader ? leader.savepoint(savepointId, true).then(() => null, (err: Error) => err.message) : Promise.resolve(null);
+    const failure = (await triggered) ?? (await verdictOn(savepointId, verdictTimeoutMs));
+    if (failure !== null) {
+      send({ type: 'savepoint-failed', savepointId, message: failure });
       return;
     }
   }
-  await checkpointer?.stop();
-  // No metrics from a stopping job: stop() destroys its latency recorders, and a snapshot taken after that throws.
-  clearInterval(metricsTimer);
-  await job.stop();
+  await shutdown();
+}
+
+/** Stops checkpointing and the job (once, however many ask). The job's end then exits the process. */
+function shutdown(): Promise<void> {
+  stopping ??= (async () => {
+    clearTimeout(readyTimer);
+    await leader?.stop();
+    await participant?.drain();
+    // No metrics from a stopping job: stop() destroys its latency recorders, and a snapshot taken after that throws.
+    clearInterval(metricsTimer);
+    await job?.stop();
+    await channel?.close();
+  })();
+  return stopping;
+}
+
+function settleSavepoint(savepointId: string, failure: string | null): void {
+  savepointVerdicts.set(savepointId, failure);
+  for (const resolve of verdictWaiters.get(savepointId) ?? []) resolve(failure);
+  verdictWaiters.delete(savepointId);
+}
+
+/**
+ * The leader's verdict on a savepoint: null once it is on S3, else why it failed. Bounded: a leader that died says
+ * nothing, and this process must then stop all the same (the control plane re-places the run).
+ */
+function verdictOn(savepointId: string, timeoutMs: number): Promise<string | null> {
+  if (savepointVerdicts.has(savepointId)) return Promise.resolve(savepointVerdicts.get(savepointId)!);
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve(`no word from the run's process 0 on savepoint ${savepointId} within ${timeoutMs / 1000} s`), timeoutMs);
+    const done = (failure: string | null) => {
+      clearTimeout(timer);
+      resolve(failure);
+    };
+    verdictWaiters.set(savepointId, [...(verdictWaiters.get(savepointId) ?? []), done]);
+  });
+}
+
+function filesOf(manifest: CheckpointManifest): Set<string> {
+  const files = new Set<string>();
+  for (const o of manifest.operators) for (const s of o.subtasks) for (const f of [...s.files, ...s.metadata]) files.add(f.sha256);
+  return files;
 }
 
 function exit(last: FromJobHost, code: number): void {
   clearInterval(metricsTimer);
+  clearTimeout(readyTimer);
   // The deployment's reason points at the worker's log for the error: this is where it is written.
   if (last.type === 'failed') process.stderr.write(`job host ${process.pid} failed: ${last.message}\n`);
   send(last);
@@ -131,8 +242,8 @@ process.on('message', (message: ToJobHost) => {
   } else if (message.type === 'stop') {
     stop(message.savepointId).catch((err: Error) => exit({ type: 'failed', message: `stop failed: ${err.message}` }, 1));
   } else if (message.type === 'savepoint') {
-    if (!checkpointer) return send({ type: 'savepoint-failed', savepointId: message.savepointId, message: 'the job is not running yet' });
-    checkpointer.savepoint(message.savepointId).catch((err: Error) =>
+    if (!leader) return send({ type: 'savepoint-failed', savepointId: message.savepointId, message: job ? 'only process 0 of a run takes savepoints' : 'the job is not running yet' });
+    leader.savepoint(message.savepointId).catch((err: Error) =>
       send({ type: 'savepoint-failed', savepointId: message.savepointId, message: err.message }),
     );
   }

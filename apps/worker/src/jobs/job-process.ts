@@ -3,7 +3,11 @@ import { extname, join } from 'node:path';
 import type { SubtaskMetricsSnapshot } from '@weir/metrics';
 import type { FromJobHost, StartJobMessage, ToJobHost } from './ipc';
 
-export type JobProcessState = 'STARTING' | 'RUNNING' | 'STOPPING' | 'FINISHED' | 'FAILED';
+/**
+ * FAILED: the job reported its failure (or failed to start). LOST: the job host died without a word (killed, out of
+ * memory): nothing says the job cannot run again, so the run is recovered rather than failed.
+ */
+export type JobProcessState = 'STARTING' | 'RUNNING' | 'STOPPING' | 'FINISHED' | 'FAILED' | 'LOST';
 
 export class JobStartError extends Error {
   override readonly name = 'JobStartError';
@@ -17,7 +21,8 @@ const STOP_GRACE_MS = 30_000;
 export class JobProcess {
   state: JobProcessState = 'STARTING';
   failure: string | undefined;
-  stages: readonly { operatorId: string; parallelism: number }[] = [];
+  /** The subtasks this job host runs (of its process of the run), once started. */
+  subtasks: readonly { operatorId: string; subtask: number }[] = [];
   latestMetrics: readonly SubtaskMetricsSnapshot[] = [];
   /**
    * Every snapshot not yet handed to a heartbeat. Snapshots reset their interval, so sending only the latest would
@@ -30,6 +35,8 @@ export class JobProcess {
   /** The last checkpoint that failed, with the reason (cleared by none: it is for diagnosis). */
   lastCheckpointFailure: { checkpointId: number; message: string } | null = null;
   private readonly savepoints = new Map<string, { resolve: (key: string) => void; reject: (err: Error) => void }>();
+  /** Savepoints this job host saw complete (its run's leader may have taken one and stopped every process with it). */
+  private readonly savepointKeys = new Map<string, string>();
   readonly exited: Promise<void>;
   private readonly child: ChildProcess;
 
@@ -42,7 +49,8 @@ export class JobProcess {
     this.exited = new Promise((resolve) =>
       this.child.once('exit', (code, signal) => {
         if (this.state !== 'FINISHED' && this.state !== 'FAILED') {
-          this.state = 'FAILED';
+          // Stopped on purpose (or killed past its stop grace): gone, not failed. Otherwise it died unannounced.
+          this.state = this.state === 'STOPPING' ? 'FINISHED' : this.state === 'STARTING' ? 'FAILED' : 'LOST';
           this.failure ??= `job host exited (code ${code}, signal ${signal})`;
         }
         for (const id of [...this.savepoints.keys()]) this.settleSavepoint(id, new JobStartError(`job host exited before savepoint ${id} completed`));
@@ -67,7 +75,7 @@ export class JobProcess {
 
   /** Asks the job to stop, and kills it if it has not within the grace period. */
   async stop(): Promise<void> {
-    if (this.state === 'FINISHED' || this.state === 'FAILED') return;
+    if (this.state === 'FINISHED' || this.state === 'FAILED' || this.state === 'LOST') return;
     this.state = 'STOPPING';
     this.post({ type: 'stop' });
     const timer = setTimeout(() => this.kill(), STOP_GRACE_MS);
@@ -85,12 +93,18 @@ export class JobProcess {
 
   /** Takes the savepoint, then stops; a savepoint that fails leaves the job running and rejects. */
   async stopWithSavepoint(savepointId: string): Promise<string> {
+    const taken = this.savepointKeys.get(savepointId);
+    if (taken) {
+      // Already taken, and this process stopped with it (a run over several processes stops together).
+      await this.stop();
+      return taken;
+    }
     if (this.state !== 'RUNNING') throw new JobStartError(`job ${this.start.jobId} is ${this.state}, not running`);
-    const taken = new Promise<string>((resolve, reject) => this.savepoints.set(savepointId, { resolve, reject }));
+    const pending = new Promise<string>((resolve, reject) => this.savepoints.set(savepointId, { resolve, reject }));
     this.state = 'STOPPING';
     this.post({ type: 'stop', savepointId });
     try {
-      const key = await taken;
+      const key = await pending;
       const timer = setTimeout(() => this.kill(), STOP_GRACE_MS);
       await this.exited;
       clearTimeout(timer);
@@ -126,7 +140,7 @@ export class JobProcess {
   private onMessage(message: FromJobHost): void {
     switch (message.type) {
       case 'started':
-        this.stages = message.stages;
+        this.subtasks = message.subtasks;
         if (this.state === 'STARTING') this.state = 'RUNNING';
         break;
       case 'metrics':
@@ -139,7 +153,10 @@ export class JobProcess {
         this.restored = message;
         break;
       case 'checkpoint':
-        if (message.savepointId) this.settleSavepoint(message.savepointId, null, message.manifestKey);
+        if (message.savepointId) {
+          this.savepointKeys.set(message.savepointId, message.manifestKey);
+          this.settleSavepoint(message.savepointId, null, message.manifestKey);
+        }
         else this.latestCheckpoint = { checkpointId: message.checkpointId, manifestKey: message.manifestKey, durationMs: message.durationMs };
         break;
       case 'savepoint-failed':

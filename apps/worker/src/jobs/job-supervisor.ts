@@ -49,10 +49,11 @@ export class JobSupervisor {
   }
 
   private async start(command: RunSubtasks): Promise<void> {
-    const key = jobKey(command.tenantId, command.jobId);
+    const layout = command.process ?? { index: 0, count: 1 };
+    const key = jobKey(command.tenantId, command.jobId, layout.index);
     const current = this.jobs.get(key);
     if (current && (current.state === 'STARTING' || current.state === 'RUNNING')) {
-      throw new CommandRejectedError(`job ${command.jobId} already runs on this worker; stop it first`);
+      throw new CommandRejectedError(`process ${layout.index} of job ${command.jobId} already runs on this worker; stop it first`);
     }
     let bundlePath: string;
     try {
@@ -63,8 +64,11 @@ export class JobSupervisor {
       }
       throw err; // transient (S3 unreachable): BullMQ retries
     }
-    const parallelism: Record<string, number> = {};
-    for (const s of command.subtasks) parallelism[s.operatorId] = Math.max(parallelism[s.operatorId] ?? 0, s.subtask + 1);
+    // The whole run's shape (every process plans the same job); a run in one process has it in its subtasks.
+    const parallelism: Record<string, number> = { ...command.parallelism };
+    if (!command.parallelism) for (const s of command.subtasks) parallelism[s.operatorId] = Math.max(parallelism[s.operatorId] ?? 0, s.subtask + 1);
+    const subtasks: Record<string, number[]> = {};
+    for (const s of command.subtasks) (subtasks[s.operatorId] ??= []).push(s.subtask);
     const job = new JobProcess({
       type: 'start',
       tenantId: command.tenantId,
@@ -72,7 +76,10 @@ export class JobSupervisor {
       bundlePath,
       parallelism,
       maxParallelism: command.maxParallelism,
-      stateDir: join(this.options.stateRoot, command.tenantId, command.jobId),
+      ...(layout.count > 1 ? { process: layout, subtasks } : {}),
+      ...(command.runNo !== undefined ? { runNo: command.runNo } : {}),
+      // One directory per process: two processes of a run on one worker must not share a RocksDB.
+      stateDir: join(this.options.stateRoot, command.tenantId, command.jobId, ...(layout.count > 1 ? [`p${layout.index}`] : [])),
       deadLetterTopic: this.options.deadLetterTopic(command.tenantId, command.jobId),
       ...(command.config ? { config: command.config } : {}),
       ...(command.checkpointing ? { checkpointing: command.checkpointing } : {}),
@@ -97,7 +104,7 @@ export class JobSupervisor {
    */
   async stop(command: StopSubtasks): Promise<void> {
     if (this.applied.has(command.idempotencyKey)) return;
-    const key = jobKey(command.tenantId, command.jobId);
+    const key = jobKey(command.tenantId, command.jobId, command.process ?? 0);
     const job = this.jobs.get(key);
     let savepointFailure: string | undefined;
     if (job && command.savepoint) {
@@ -119,7 +126,8 @@ export class JobSupervisor {
    */
   async takeSavepoint(command: TakeSavepoint): Promise<void> {
     if (this.applied.has(command.idempotencyKey)) return;
-    const key = jobKey(command.tenantId, command.jobId);
+    // Process 0 leads the run's checkpoints: it takes the savepoint for every process (and with `stop`, they all stop).
+    const key = jobKey(command.tenantId, command.jobId, 0);
     const job = this.jobs.get(key);
     if (!job || job.state !== 'RUNNING') throw new CommandRejectedError(`job ${command.jobId} does not run on this worker`);
     try {
@@ -143,7 +151,7 @@ export class JobSupervisor {
     const inUse = new Set(this.startingBundles.values());
     for (const job of this.jobs.values()) {
       const sha256 = this.jobBundles.get(job);
-      if (sha256 && job.state !== 'FINISHED' && job.state !== 'FAILED') inUse.add(sha256);
+      if (sha256 && job.state !== 'FINISHED' && job.state !== 'FAILED' && job.state !== 'LOST') inUse.add(sha256);
     }
     return inUse;
   }
@@ -153,11 +161,10 @@ export class JobSupervisor {
     for (const job of this.jobs.values()) {
       const state = this.closing.has(job) ? 'STOPPING' : job.state === 'FINISHED' ? undefined : job.state;
       if (!state) continue;
-      for (const stage of job.stages) {
-        for (let subtask = 0; subtask < stage.parallelism; subtask++) {
-          out.push({ tenantId: job.start.tenantId, jobId: job.start.jobId, operatorId: stage.operatorId, subtask, state });
-        }
-      }
+      // A run in one process says nothing of processes (absent means process 0).
+      const process = job.start.process ? { process: job.start.process.index } : {};
+      const { tenantId, jobId } = job.start;
+      for (const s of job.subtasks) out.push({ tenantId, jobId, operatorId: s.operatorId, subtask: s.subtask, state, ...process });
     }
     return out;
   }
@@ -178,10 +185,10 @@ export class JobSupervisor {
    * its own (FINISHED), whereas a worker going away must have its jobs re-placed (RECOVERING once it is STOPPED).
    */
   async close(): Promise<void> {
-    const live = [...this.jobs.values()].filter((job) => job.state !== 'FINISHED' && job.state !== 'FAILED');
+    const live = [...this.jobs.values()].filter((job) => job.state !== 'FINISHED' && job.state !== 'FAILED' && job.state !== 'LOST');
     for (const job of live) this.closing.add(job);
     await Promise.all(live.map((job) => job.stop()));
   }
 }
 
-const jobKey = (tenantId: string, jobId: string) => `${tenantId}/${jobId}`;
+const jobKey = (tenantId: string, jobId: string, process: number) => `${tenantId}/${jobId}/${process}`;

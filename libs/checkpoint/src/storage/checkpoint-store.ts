@@ -28,7 +28,7 @@ import { getBytes } from './blob-io';
 import { mapBounded } from './bounded';
 import { downloadCheckpoint } from './download';
 import { decodeMarker } from './pending-marker';
-import { writeCheckpoint } from './write-checkpoint';
+import { uploadParts, writeCheckpoint, writeManifest, type UploadedParts, type UploadPartsCommand, type WriteManifestCommand } from './write-checkpoint';
 
 export interface CheckpointStoreOptions {
   /** Uploads/downloads in flight per call (default 4). */
@@ -74,6 +74,33 @@ export class CheckpointStore {
       },
       command,
     );
+  }
+
+  /**
+   * A job spread over several processes: each uploads its parts (uploadParts), the run's leader writes the one
+   * manifest naming them all (writeManifest), and each process then releases its pending marker (releaseParts).
+   */
+  uploadParts(command: UploadPartsCommand): Promise<UploadedParts> {
+    return uploadParts(this.writerContext(command), command);
+  }
+
+  writeManifest(command: WriteManifestCommand): Promise<CompletedCheckpoint> {
+    return writeManifest(this.writerContext(command), command);
+  }
+
+  /** The manifest naming these parts is written (or the checkpoint was given up): their marker may go. */
+  async releaseParts(parts: Pick<UploadedParts, 'marker'>): Promise<void> {
+    await this.blob.delete(parts.marker);
+  }
+
+  private writerContext(job: JobScope) {
+    return {
+      blob: this.blob,
+      concurrency: this.concurrency,
+      clock: this.clock,
+      latest: () => this.latest(job).catch((err) => (err instanceof ManifestFormatError ? null : Promise.reject(err))),
+      existingSavepoint: (savepointId: string) => this.savepoint(job, savepointId),
+    };
   }
 
   /** Completed checkpoints (oldest first), then savepoints; manifests are not read. */

@@ -54,79 +54,207 @@ export async function writeCheckpoint(ctx: WriterContext, command: WriteCheckpoi
     const existing = await ctx.existingSavepoint(savepointId);
     if (existing) return existing;
   }
-  const manifestKey =
-    savepointId === undefined ? checkpointManifestKey(job, command.checkpointId) : savepointManifestKey(job, savepointId);
   const startedAt = ctx.clock();
   const marker = pendingKey(job, savepointId === undefined ? `checkpoint-${command.checkpointId}` : `savepoint-${savepointId}`);
   await ctx.blob.put(marker, encodeMarker({ startedAt, base: 'choosing' }), { contentType: 'application/json' });
   try {
     const base = await ctx.latest();
     const known = new Set(base ? referencedFiles(base.manifest).keys() : []);
-    const { operators, metadata, sources, reused } = await describeParts(command, ctx.concurrency);
-    for (const { part, ref } of reused) {
-      if (!known.has(ref.sha256)) {
-        throw new StaleReuseError(
-          `${part}: reused file ${ref.name} (${ref.sha256}) is not referenced by the base checkpoint ` +
-            `${base ? base.manifest.checkpointId : '(none)'}`,
-        );
-      }
-    }
-    await ctx.blob.put(marker, encodeMarker({ startedAt, base: base?.manifest.checkpointId ?? null }), {
-      contentType: 'application/json',
-    });
-
-    const unique = new Map<string, Source>();
-    for (const source of sources) unique.set(source.ref.sha256, source);
-    const toUpload = [...unique.values()].filter((source) => !known.has(source.ref.sha256));
-    const prefix = sharedPrefix(job);
-    const checkAborted = () => {
-      if (command.signal?.aborted) {
-        throw new CheckpointAbortedError(`${savepointId === undefined ? `checkpoint ${command.checkpointId}` : `savepoint ${savepointId}`} was given up`);
-      }
-    };
-    await mapBounded(toUpload, ctx.concurrency, async (source) => {
-      checkAborted();
-      const body = source.path ? createReadStream(source.path) : source.bytes!;
-      try {
-        await ctx.blob.put(prefix + source.ref.sha256, body, { contentType: 'application/octet-stream' });
-      } finally {
-        // A failed put may not have consumed the stream: close the file rather than leak its descriptor (and
-        // ignore errors of a stream no one reads any more, such as its file vanishing meanwhile).
-        if (body instanceof ReadStream) body.on('error', () => undefined).destroy();
-      }
-    });
-
-    const manifest: CheckpointManifest = {
-      format: MANIFEST_FORMAT,
-      version: MANIFEST_VERSION,
-      kind: savepointId === undefined ? 'checkpoint' : 'savepoint',
+    await ctx.blob.put(marker, encodeMarker({ startedAt, base: base?.manifest.checkpointId ?? null }), { contentType: 'application/json' });
+    const uploaded = await uploadDescribed(ctx, command, known, base?.manifest.checkpointId ?? null);
+    const metadata = await uploadBlobs(ctx, job, command.metadata, known, command.signal);
+    return await writeManifest(ctx, {
+      ...job,
       checkpointId: command.checkpointId,
-      savepointId: savepointId ?? null,
-      tenantId: command.tenantId,
-      jobId: command.jobId,
-      createdAt: new Date(ctx.clock()).toISOString(),
       maxParallelism: command.maxParallelism,
-      sharedPrefix: prefix,
-      baseCheckpointId: base?.manifest.checkpointId ?? null,
-      operators,
+      operators: uploaded.operators,
       metadata,
-      stats: {
-        stateBytes: [...unique.values()].reduce((sum, s) => sum + s.ref.size, 0),
-        uploadedBytes: toUpload.reduce((sum, s) => sum + s.ref.size, 0),
-        uploadedFiles: toUpload.length,
-        reusedFiles: unique.size - toUpload.length,
-      },
-    };
-    checkAborted();
-    await ctx.blob.put(manifestKey, serializeManifest(manifest), { contentType: 'application/json' });
-    return { key: manifestKey, manifest };
+      stats: uploaded.stats,
+      baseCheckpointId: base?.manifest.checkpointId ?? null,
+      ...(savepointId !== undefined ? { savepointId } : {}),
+      ...(command.signal ? { signal: command.signal } : {}),
+    });
   } finally {
     await ctx.blob.delete(marker).catch(() => undefined);
   }
 }
 
+/** Some parts of a checkpoint whose other parts another process writes (a job spread over several job hosts). */
+export interface UploadPartsCommand {
+  readonly tenantId: string;
+  readonly jobId: string;
+  readonly checkpointId: number;
+  readonly maxParallelism: number;
+  readonly parts: readonly CheckpointPartInput[];
+  /** Files known to be stored (referenced by `base`): not uploaded again. */
+  readonly known: ReadonlySet<string>;
+  /** The completed checkpoint this process's reused files come from (retention keeps it while the marker lives). */
+  readonly base: number | null;
+  /** Names this writer's pending marker (unique per process: `checkpoint-<id>-<name>`). */
+  readonly writer: string;
+  readonly signal?: AbortSignal;
+}
+
+/** What a process stored of a checkpoint: its operators' manifest entries, and the marker that keeps them safe. */
+export interface UploadedParts {
+  readonly operators: ManifestOperator[];
+  readonly stats: CheckpointManifest['stats'];
+  /** Delete it (releaseParts) once the manifest naming these parts is written, or the checkpoint was given up. */
+  readonly marker: string;
+}
+
+/**
+ * Uploads parts of a checkpoint without writing its manifest: another process (the run's leader) writes one manifest
+ * naming every process's parts. The pending marker stays until the caller releases it, so that retention never
+ * deletes an upload that no manifest names yet.
+ */
+export async function uploadParts(ctx: WriterContext, command: UploadPartsCommand): Promise<UploadedParts> {
+  validate(command);
+  const job = { tenantId: command.tenantId, jobId: command.jobId };
+  const marker = pendingKey(job, `checkpoint-${command.checkpointId}-${command.writer}`);
+  await ctx.blob.put(marker, encodeMarker({ startedAt: ctx.clock(), base: command.base }), { contentType: 'application/json' });
+  try {
+    const uploaded = await uploadDescribed(ctx, command, command.known, command.base);
+    return { ...uploaded, marker };
+  } catch (err) {
+    await ctx.blob.delete(marker).catch(() => undefined);
+    throw err;
+  }
+}
+
+export interface WriteManifestCommand {
+  readonly tenantId: string;
+  readonly jobId: string;
+  readonly checkpointId: number;
+  readonly maxParallelism: number;
+  /** Every part of the checkpoint, as the processes that uploaded them described them. */
+  readonly operators: readonly ManifestOperator[];
+  readonly metadata?: readonly ManifestFileRef[];
+  readonly stats: CheckpointManifest['stats'];
+  readonly baseCheckpointId: number | null;
+  readonly savepointId?: string;
+  readonly signal?: AbortSignal;
+}
+
+/** Writes the manifest of parts already stored: the act that makes the checkpoint exist. */
+export async function writeManifest(ctx: WriterContext, command: WriteManifestCommand): Promise<CompletedCheckpoint> {
+  const job = { tenantId: command.tenantId, jobId: command.jobId };
+  const savepointId = command.savepointId;
+  if (savepointId !== undefined) {
+    checkId('savepoint id', savepointId);
+    const existing = await ctx.existingSavepoint(savepointId);
+    if (existing) return existing;
+  }
+  const operators = mergeOperators(command.operators);
+  const manifest: CheckpointManifest = {
+    format: MANIFEST_FORMAT,
+    version: MANIFEST_VERSION,
+    kind: savepointId === undefined ? 'checkpoint' : 'savepoint',
+    checkpointId: command.checkpointId,
+    savepointId: savepointId ?? null,
+    tenantId: command.tenantId,
+    jobId: command.jobId,
+    createdAt: new Date(ctx.clock()).toISOString(),
+    maxParallelism: command.maxParallelism,
+    sharedPrefix: sharedPrefix(job),
+    baseCheckpointId: command.baseCheckpointId,
+    operators,
+    metadata: [...(command.metadata ?? [])],
+    stats: command.stats,
+  };
+  if (command.signal?.aborted) {
+    throw new CheckpointAbortedError(`${savepointId === undefined ? `checkpoint ${command.checkpointId}` : `savepoint ${savepointId}`} was given up`);
+  }
+  const key = savepointId === undefined ? checkpointManifestKey(job, command.checkpointId) : savepointManifestKey(job, savepointId);
+  await ctx.blob.put(key, serializeManifest(manifest), { contentType: 'application/json' });
+  return { key, manifest };
+}
+
+/** Parts from several processes as one operator list: each subtask once, no key group in two subtasks. */
+function mergeOperators(operators: readonly ManifestOperator[]): ManifestOperator[] {
+  const byId = new Map<string, ManifestOperator['subtasks']>();
+  for (const o of operators) {
+    const list = byId.get(o.operatorId) ?? [];
+    list.push(...o.subtasks);
+    byId.set(o.operatorId, list);
+  }
+  const out: ManifestOperator[] = [];
+  for (const [operatorId, subtasks] of [...byId].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+    const sorted = [...subtasks].sort((a, b) => a.subtask - b.subtask);
+    const ranges: { start: number; end: number; subtask: number }[] = [];
+    for (let i = 0; i < sorted.length; i++) {
+      if (i > 0 && sorted[i].subtask === sorted[i - 1].subtask) throw new InvalidCheckpointError(`two checkpoint parts for ${operatorId}/${sorted[i].subtask}`);
+      for (const kg of sorted[i].keyGroups ?? []) {
+        const overlap = ranges.find((r) => kg.start <= r.end && r.start <= kg.end);
+        if (overlap) throw new InvalidCheckpointError(`${operatorId}/${sorted[i].subtask}: key groups ${kg.start}..${kg.end} overlap subtask ${overlap.subtask}'s`);
+        ranges.push({ ...kg, subtask: sorted[i].subtask });
+      }
+    }
+    out.push({ operatorId, subtasks: sorted });
+  }
+  return out;
+}
+
+/** Describes the command's parts and uploads what `known` lacks; reused files must be among `known`. */
+async function uploadDescribed(
+  ctx: WriterContext,
+  command: Pick<WriteCheckpointCommand, 'tenantId' | 'jobId' | 'checkpointId' | 'parts' | 'signal' | 'savepointId'>,
+  known: ReadonlySet<string>,
+  base: number | null,
+): Promise<{ operators: ManifestOperator[]; stats: CheckpointManifest['stats'] }> {
+  const job = { tenantId: command.tenantId, jobId: command.jobId };
+  const { operators, sources, reused } = await describeParts(command, ctx.concurrency);
+  for (const { part, ref } of reused) {
+    if (!known.has(ref.sha256)) {
+      throw new StaleReuseError(`${part}: reused file ${ref.name} (${ref.sha256}) is not referenced by the base checkpoint ${base ?? '(none)'}`);
+    }
+  }
+  const unique = new Map<string, Source>();
+  for (const source of sources) unique.set(source.ref.sha256, source);
+  const toUpload = [...unique.values()].filter((source) => !known.has(source.ref.sha256));
+  const prefix = sharedPrefix(job);
+  const what = command.savepointId === undefined ? `checkpoint ${command.checkpointId}` : `savepoint ${command.savepointId}`;
+  await mapBounded(toUpload, ctx.concurrency, async (source) => {
+    if (command.signal?.aborted) throw new CheckpointAbortedError(`${what} was given up`);
+    const body = source.path ? createReadStream(source.path) : source.bytes!;
+    try {
+      await ctx.blob.put(prefix + source.ref.sha256, body, { contentType: 'application/octet-stream' });
+    } finally {
+      // A failed put may not have consumed the stream: close the file rather than leak its descriptor (and
+      // ignore errors of a stream no one reads any more, such as its file vanishing meanwhile).
+      if (body instanceof ReadStream) body.on('error', () => undefined).destroy();
+    }
+  });
+  return {
+    operators,
+    stats: {
+      stateBytes: [...unique.values()].reduce((sum, s) => sum + s.ref.size, 0),
+      uploadedBytes: toUpload.reduce((sum, s) => sum + s.ref.size, 0),
+      uploadedFiles: toUpload.length,
+      reusedFiles: unique.size - toUpload.length,
+    },
+  };
+}
+
+/** Job-level blobs: stored by content like every other file. */
+async function uploadBlobs(
+  ctx: WriterContext,
+  job: { tenantId: string; jobId: string },
+  blobs: Readonly<Record<string, Uint8Array>> | undefined,
+  known: ReadonlySet<string>,
+  signal: AbortSignal | undefined,
+): Promise<ManifestFileRef[]> {
+  const entries = Object.entries(blobs ?? {}).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  const refs = entries.map(([name, bytes]) => ({ name, sha256: sha256Of(bytes), size: bytes.byteLength }));
+  await mapBounded(entries, ctx.concurrency, async ([, bytes], i) => {
+    if (signal?.aborted) throw new CheckpointAbortedError('the checkpoint was given up');
+    if (!known.has(refs[i].sha256)) await ctx.blob.put(sharedPrefix(job) + refs[i].sha256, bytes, { contentType: 'application/octet-stream' });
+  });
+  return refs;
+}
+
 /** Hashes every file and blob of the command and lays them out as the manifest's operators. */
-async function describeParts(command: WriteCheckpointCommand, concurrency: number) {
+async function describeParts(command: Pick<WriteCheckpointCommand, 'parts'>, concurrency: number) {
   const sources: Source[] = [];
   const reused: { part: string; ref: ManifestFileRef }[] = [];
   const blobRefs = (blobs: Readonly<Record<string, Uint8Array>> | undefined): ManifestFileRef[] =>
@@ -165,14 +293,14 @@ async function describeParts(command: WriteCheckpointCommand, concurrency: numbe
   // Reused files count as state (stateBytes) but are never uploaded: the base references them.
   const sourced = new Set(sources.map((s) => s.ref.sha256));
   for (const { ref } of reused) if (!sourced.has(ref.sha256)) sources.push({ ref });
-  return { operators: [...byOperator.values()], metadata: blobRefs(command.metadata), sources, reused };
+  return { operators: [...byOperator.values()], sources, reused };
 }
 
 function byOperatorAndSubtask(a: CheckpointPartInput, b: CheckpointPartInput): number {
   return a.operatorId < b.operatorId ? -1 : a.operatorId > b.operatorId ? 1 : a.subtask - b.subtask;
 }
 
-function validate(command: WriteCheckpointCommand): void {
+function validate(command: Pick<WriteCheckpointCommand, 'tenantId' | 'jobId' | 'checkpointId' | 'savepointId' | 'maxParallelism' | 'parts'>): void {
   checkId('tenant id', command.tenantId);
   checkId('job id', command.jobId);
   checkCheckpointId(command.checkpointId);

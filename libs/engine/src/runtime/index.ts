@@ -14,7 +14,7 @@ export type { CollectedRecord } from './connectors/sink-writers';
 export { ExchangeError, type KeyGroupMove } from './exchange/exchange';
 export { UndeclaredStateError } from './keyed-state';
 export { exchangeTopic } from './exchange/kafka-exchange-wire';
-export { deadLetterTopic, jobInternalTopicPrefix, tenantTopicPrefix } from './topic-names';
+export { deadLetterTopic, jobInternalTopicPrefix, runControlTopic, tenantTopicPrefix } from './topic-names';
 export {
   commitMarkerKey,
   commitSinkEpoch,

@@ -18,3 +18,8 @@ export function jobInternalTopicPrefix(tenantId: string, jobId: string): string 
 export function deadLetterTopic(tenantId: string, jobId: string): string {
   return `${jobInternalTopicPrefix(tenantId, jobId)}dead-letters`;
 }
+
+/** The topic a job's processes coordinate its checkpoints over (one partition: one order for every process). */
+export function runControlTopic(tenantId: string, jobId: string): string {
+  return `${jobInternalTopicPrefix(tenantId, jobId)}control`;
+}

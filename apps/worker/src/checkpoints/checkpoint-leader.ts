@@ -1,0 +1,227 @@
+/**
+ * Process 0 of a run leads its checkpoints and savepoints, one at a time: once every process is ready, trigger →
+ * every process's part (checkpoint-participant.ts) → the one manifest naming them all, written last (it is what makes
+ * the checkpoint exist) → complete, upon which every process's exactly-once sinks commit → retention. A checkpoint
+ * that a process fails, or that is not whole within the timeout, is aborted and the next follows on schedule.
+ */
+import type { CheckpointStore, CompletedCheckpoint, JobScope, ManifestOperator } from '@weir/checkpoint';
+import type { PartStats, RunControlChannel, RunControlDelivery } from '../runs/run-control';
+
+/** Flink's default: long enough for the first, full checkpoint of large state; a stuck one is given up after it. */
+export const DEFAULT_CHECKPOINT_TIMEOUT_MS = 600_000;
+/** How often a follower that is not yet acknowledged says it is ready. */
+export const READY_REPEAT_MS = 250;
+
+export class CheckpointTimeoutError extends Error {
+  override readonly name = 'CheckpointTimeoutError';
+}
+
+export interface LeaderOptions {
+  readonly processes: number;
+  readonly maxParallelism: number;
+  /** Between the end of one checkpoint and the start of the next; 0: only savepoints. */
+  readonly intervalMs: number;
+  /** Completed checkpoints kept on S3 (savepoints are never collected). */
+  readonly retain: number;
+  readonly timeoutMs?: number;
+}
+
+export interface LeaderEvents {
+  retentionFailed(error: Error): void;
+}
+
+interface Collecting {
+  readonly checkpointId: number;
+  readonly parts: Map<number, { readonly operators: readonly ManifestOperator[]; readonly stats: PartStats }>;
+  readonly resolve: () => void;
+  readonly reject: (error: Error) => void;
+}
+
+export class CheckpointLeader {
+  private readonly ready = new Set<number>([0]);
+  private readonly allReady: Promise<void>;
+  private markReady!: () => void;
+  private collecting: Collecting | null = null;
+  private chain: Promise<unknown> = Promise.resolve();
+  private timer: NodeJS.Timeout | undefined;
+  private stopped = false;
+  private base: number | null;
+
+  constructor(
+    private readonly store: CheckpointStore,
+    private readonly scope: JobScope,
+    private readonly channel: RunControlChannel,
+    private nextId: number,
+    private readonly options: LeaderOptions,
+    private readonly events: LeaderEvents,
+    /** The checkpoint the run restored, if any (the first manifest's base). */
+    restoredCheckpointId: number | null,
+  ) {
+    this.base = restoredCheckpointId;
+    this.allReady = new Promise((resolve) => (this.markReady = resolve));
+    if (options.processes === 1) this.markReady();
+  }
+
+  onDelivery({ from, message }: RunControlDelivery): void {
+    switch (message.type) {
+      case 'ready':
+        if (!this.ready.has(from)) {
+          this.ready.add(from);
+          if (this.ready.size === this.options.processes) this.markReady();
+        }
+        void this.channel.publish({ type: 'hello', ready: [...this.ready] }).catch(() => undefined);
+        return;
+      case 'part': {
+        const c = this.collecting;
+        if (!c || c.checkpointId !== message.checkpointId) return;
+        c.parts.set(from, { operators: message.operators, stats: message.stats });
+        if (c.parts.size === this.options.processes) c.resolve();
+        return;
+      }
+      case 'part-failed': {
+        const c = this.collecting;
+        if (c && c.checkpointId === message.checkpointId) c.reject(new Error(`process ${from} could not store its part: ${message.message}`));
+        return;
+      }
+    }
+  }
+
+  /** `immediately`: the first checkpoint right away (after a savepoint restore, so "latest" is the restored state). */
+  start(immediately = false): void {
+    if (this.options.intervalMs <= 0) return;
+    if (immediately) {
+      this.enqueue(() => this.take())
+        .catch(() => undefined)
+        .finally(() => this.schedule());
+    } else {
+      this.schedule();
+    }
+  }
+
+  /** Takes a savepoint (idempotent per id: an existing one is returned); with `stop`, every process stops with it. */
+  savepoint(savepointId: string, stop = false): Promise<CompletedCheckpoint> {
+    return this.enqueue(async () => {
+      let existing: CompletedCheckpoint | null;
+      try {
+        existing = await this.store.savepoint(this.scope, savepointId);
+      } catch (err) {
+        // Failed before any trigger: the processes waiting for this savepoint's verdict must still hear it.
+        const reason = `savepoint ${savepointId} could not be started: ${(err as Error).message}`;
+        await this.channel.publish({ type: 'abort', checkpointId: 0, reason, savepointId, ...(stop ? { stop } : {}) }).catch(() => undefined);
+        throw err;
+      }
+      if (!existing) return this.take(savepointId, stop);
+      // A retried trigger: the processes hear of it as of a savepoint just taken (a stop stops them).
+      const { checkpointId } = existing.manifest;
+      await this.channel.publish({ type: 'complete', checkpointId, manifestKey: existing.key, savepointId, savepointKey: existing.key, ...(stop ? { stop } : {}) });
+      return existing;
+    });
+  }
+
+  /** Stops scheduling and waits for a checkpoint in progress. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    this.collecting?.reject(new Error('the run is stopping'));
+    await this.chain.catch(() => undefined);
+  }
+
+  private schedule(): void {
+    if (this.stopped) return;
+    this.timer = setTimeout(() => {
+      this.enqueue(() => this.take())
+        .catch(() => undefined)
+        .finally(() => this.schedule());
+    }, this.options.intervalMs);
+  }
+
+  private enqueue<T>(work: () => Promise<T>): Promise<T> {
+    const next = this.chain.catch(() => undefined).then(async () => {
+      await this.allReady;
+      return work();
+    });
+    this.chain = next;
+    return next;
+  }
+
+  private async take(savepointId?: string, stop = false): Promise<CompletedCheckpoint> {
+    const checkpointId = this.nextId++;
+    const timeoutMs = this.options.timeoutMs ?? DEFAULT_CHECKPOINT_TIMEOUT_MS;
+    const what = savepointId ? `savepoint ${savepointId} (checkpoint ${checkpointId})` : `checkpoint ${checkpointId}`;
+    const collected = new Promise<void>((resolve, reject) => {
+      this.collecting = { checkpointId, parts: new Map(), resolve, reject };
+    });
+    let timer: NodeJS.Timeout | undefined;
+    // Given up after the timeout: a manifest not yet written then never is (the signal is checked before its put).
+    const abort = new AbortController();
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        abort.abort();
+        reject(new CheckpointTimeoutError(`${what} did not complete within ${timeoutMs} ms and was given up`));
+      }, timeoutMs);
+    });
+    const parts = this.collecting!.parts;
+    let written: { checkpoint: CompletedCheckpoint; saved: CompletedCheckpoint | null };
+    try {
+      await this.channel.publish({ type: 'trigger', checkpointId, ...(savepointId ? { savepointId } : {}), ...(stop ? { stop } : {}) });
+      await Promise.race([collected, timeout]);
+      written = await Promise.race([this.writeManifests(checkpointId, [...parts.values()], abort.signal, savepointId), timeout]);
+    } catch (err) {
+      abort.abort();
+      const reason = (err as Error).message;
+      await this.channel
+        .publish({ type: 'abort', checkpointId, reason, ...(savepointId ? { savepointId } : {}), ...(stop ? { stop } : {}) })
+        .catch(() => undefined);
+      throw err;
+    } finally {
+      clearTimeout(timer);
+      this.collecting = null;
+    }
+    // The manifest is on S3: the checkpoint exists, whatever happens next (a crash now restores it and commits its
+    // sinks' epochs from it: commit-markers.ts).
+    this.base = checkpointId;
+    const { checkpoint, saved } = written;
+    await this.channel.publish({
+      type: 'complete',
+      checkpointId,
+      manifestKey: checkpoint.key,
+      ...(saved ? { savepointId, savepointKey: saved.key } : {}),
+      ...(stop ? { stop } : {}),
+    });
+    if (!savepointId) await this.store.retain(this.scope, this.options.retain).catch((err: Error) => this.events.retentionFailed(err));
+    return saved ?? checkpoint;
+  }
+
+  /** The manifest naming every process's parts, written last; a savepoint's names the same files. */
+  private async writeManifests(
+    checkpointId: number,
+    parts: readonly { readonly operators: readonly ManifestOperator[]; readonly stats: PartStats }[],
+    signal: AbortSignal,
+    savepointId: string | undefined,
+  ): Promise<{ checkpoint: CompletedCheckpoint; saved: CompletedCheckpoint | null }> {
+    const manifest = {
+      ...this.scope,
+      checkpointId,
+      maxParallelism: this.options.maxParallelism,
+      operators: parts.flatMap((p) => p.operators),
+      stats: sumStats(parts.map((p) => p.stats)),
+      baseCheckpointId: this.base,
+      signal,
+    };
+    const checkpoint = await this.store.writeManifest(manifest);
+    const saved = savepointId ? await this.store.writeManifest({ ...manifest, savepointId, signal: undefined }) : null;
+    return { checkpoint, saved };
+  }
+}
+
+function sumStats(stats: readonly PartStats[]): PartStats {
+  return stats.reduce(
+    (sum, s) => ({
+      stateBytes: sum.stateBytes + s.stateBytes,
+      uploadedBytes: sum.uploadedBytes + s.uploadedBytes,
+      uploadedFiles: sum.uploadedFiles + s.uploadedFiles,
+      reusedFiles: sum.reusedFiles + s.reusedFiles,
+    }),
+    { stateBytes: 0, uploadedBytes: 0, uploadedFiles: 0, reusedFiles: 0 },
+  );
+}

@@ -1,0 +1,89 @@
+/**
+ * The run control channel over Kafka: the job's control topic (one partition, so every process reads one order),
+ * JSON messages stamped with the run (incarnation) and the sending process. A process reads from the end of the topic
+ * as it was when it started; messages of other runs (a zombie of a previous run, say) are skipped.
+ */
+import { runControlTopic } from '@weir/engine';
+import type { KafkaConnector, KafkaReader, KafkaWriter } from '@weir/kafka';
+import type { RunControlChannel, RunControlDelivery, RunControlMessage } from './run-control';
+
+/** Control messages are only needed while their run lives; an hour covers any checkpoint timeout. */
+const RETENTION_MS = 3_600_000;
+
+interface Envelope {
+  readonly run: number;
+  readonly from: number;
+  readonly message: RunControlMessage;
+}
+
+export interface KafkaRunControlOptions {
+  readonly tenantId: string;
+  readonly jobId: string;
+  /** The run number: the incarnation every process of this run shares. */
+  readonly run: number;
+  /** This process's index in the run. */
+  readonly process: number;
+}
+
+export class KafkaRunControl implements RunControlChannel {
+  private readonly topic: string;
+  private writer: KafkaWriter | null = null;
+  private reader: KafkaReader | null = null;
+  private loop: Promise<void> | null = null;
+  private stopped = false;
+  /** Publishing keeps the order of this process's messages (one send at a time). */
+  private sending: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly kafka: KafkaConnector,
+    private readonly options: KafkaRunControlOptions,
+  ) {
+    this.topic = runControlTopic(options.tenantId, options.jobId);
+  }
+
+  async start(deliver: (delivery: RunControlDelivery) => void): Promise<void> {
+    const { tenantId, jobId, process, run } = this.options;
+    const admin = this.kafka.admin();
+    try {
+      await admin.ensureTopics([{ topic: this.topic, partitions: 1, config: { 'retention.ms': String(RETENTION_MS) } }]);
+    } finally {
+      await admin.close();
+    }
+    const id = `weir-${tenantId}-${jobId}-control-${run}-${process}`;
+    this.writer = this.kafka.writer({ writerId: id });
+    await this.writer.start();
+    this.reader = this.kafka.reader({ readerId: id, assignments: [{ topic: this.topic, partition: 0, offset: 'latest' }] });
+    await this.reader.start();
+    const reader = this.reader;
+    this.loop = (async () => {
+      while (!this.stopped) {
+        const records = await reader.poll(1_000, 200).catch(() => []);
+        for (const r of records) {
+          if (!r.value) continue;
+          let envelope: Envelope;
+          try {
+            envelope = JSON.parse(r.value.toString('utf8')) as Envelope;
+          } catch {
+            continue; // not ours: the topic is internal, but a bad record must not stop the run
+          }
+          if (envelope.run === run) deliver({ from: envelope.from, message: envelope.message });
+        }
+      }
+    })();
+  }
+
+  publish(message: RunControlMessage): Promise<void> {
+    const writer = this.writer;
+    if (!writer) return Promise.reject(new Error('the run control channel is not started'));
+    const envelope: Envelope = { run: this.options.run, from: this.options.process, message };
+    const send = this.sending.then(() => writer.send([{ topic: this.topic, partition: 0, value: JSON.stringify(envelope) }]));
+    this.sending = send.catch(() => undefined);
+    return send;
+  }
+
+  async close(): Promise<void> {
+    this.stopped = true;
+    await this.loop?.catch(() => undefined);
+    await Promise.allSettled([this.reader?.close(), this.sending.then(() => this.writer?.close())]);
+  }
+}

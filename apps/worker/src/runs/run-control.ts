@@ -1,0 +1,70 @@
+/**
+ * How the job host processes of one run talk to each other: one ordered stream of small messages that every process
+ * reads and any may write. Process 0 leads the run's checkpoints over it (checkpoints/checkpoint-leader.ts); every
+ * process takes its part (checkpoints/checkpoint-participant.ts). A run in one process uses the same messages in
+ * memory. Kafka carries them between processes (kafka-run-control.ts): Weir adds no transport of its own.
+ */
+import type { ManifestOperator } from '@weir/checkpoint';
+
+export type RunControlMessage =
+  /** A follower's job runs and reads this channel (re-sent until the leader's hello names it). */
+  | { readonly type: 'ready' }
+  /** The leader's answer: the processes it has heard are ready. */
+  | { readonly type: 'hello'; readonly ready: readonly number[] }
+  /** Take checkpoint `checkpointId` (a savepoint with `savepointId`); with `stop`, every source pauses at its barrier. */
+  | { readonly type: 'trigger'; readonly checkpointId: number; readonly savepointId?: string; readonly stop?: boolean }
+  /** A process stored its parts: their manifest entries, for the leader's manifest. */
+  | { readonly type: 'part'; readonly checkpointId: number; readonly operators: readonly ManifestOperator[]; readonly stats: PartStats }
+  | { readonly type: 'part-failed'; readonly checkpointId: number; readonly message: string }
+  /** The manifest is on S3: sinks commit; with `stop`, every process stops (stop-with-savepoint). */
+  | {
+      readonly type: 'complete';
+      readonly checkpointId: number;
+      readonly manifestKey: string;
+      readonly savepointId?: string;
+      readonly savepointKey?: string;
+      readonly stop?: boolean;
+    }
+  /** Given up: nothing commits; with `stop`, paused sources read again. */
+  | { readonly type: 'abort'; readonly checkpointId: number; readonly reason: string; readonly savepointId?: string; readonly stop?: boolean };
+
+export interface PartStats {
+  readonly stateBytes: number;
+  readonly uploadedBytes: number;
+  readonly uploadedFiles: number;
+  readonly reusedFiles: number;
+}
+
+/** One message as delivered: which process of the run sent it. */
+export interface RunControlDelivery {
+  readonly from: number;
+  readonly message: RunControlMessage;
+}
+
+export interface RunControlChannel {
+  /** Starts reading; `deliver` sees every message published after start (its own too), in one order for all. */
+  start(deliver: (delivery: RunControlDelivery) => void): Promise<void>;
+  publish(message: RunControlMessage): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** A run in one process: the same messages, in memory, delivered after the publishing call returns. */
+export class LocalRunControl implements RunControlChannel {
+  private deliver: ((delivery: RunControlDelivery) => void) | null = null;
+
+  start(deliver: (delivery: RunControlDelivery) => void): Promise<void> {
+    this.deliver = deliver;
+    return Promise.resolve();
+  }
+
+  publish(message: RunControlMessage): Promise<void> {
+    const deliver = this.deliver;
+    if (deliver) setImmediate(() => deliver({ from: 0, message }));
+    return Promise.resolve();
+  }
+
+  close(): Promise<void> {
+    this.deliver = null;
+    return Promise.resolve();
+  }
+}
