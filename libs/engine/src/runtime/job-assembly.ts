@@ -202,6 +202,7 @@ export class JobAssembly {
     const { tenantId, jobId } = this.options;
     const writerId = `weir-${tenantId}-${jobId}-${from.plan.id}-${subtask}-to-${targetStageId}`;
     const sender = new KafkaKeyedSender(this.options.kafka!, writerId, target.topic, this.definition.maxParallelism, this.options.incarnation ?? 0);
+    sender.carryPositions = target.plan.broadcastInput !== undefined;
     this.connectors.own(() => sender.close());
     return sender;
   }

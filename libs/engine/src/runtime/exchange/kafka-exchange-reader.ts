@@ -26,6 +26,8 @@ import {
   WATERMARK,
   type WireMessage,
 } from './kafka-exchange-wire';
+import { offsetBefore } from '../operators/keyed-operator';
+import { BroadcastAlignment } from './broadcast-alignment';
 import { PartitionAlignment } from './partition-alignment';
 
 interface Held {
@@ -61,6 +63,13 @@ export class KafkaExchangePump implements SourcePump {
   private readonly broadcastEnded: Set<number>[];
   private readonly partitions: Set<number>;
   private readonly alignment = new PartitionAlignment<Held>();
+  /** A broadcast input of one channel applies at one cut of every partition (broadcast-alignment.ts). */
+  private readonly broadcasts: BroadcastAlignment<Held> | null;
+  private pendingBroadcast: WireMessage | null = null;
+  /** Per source partition (`topic:partition`), the furthest source batch end handed on: where a broadcast applies. */
+  private readonly handedPositions = new Map<string, string>();
+  /** Source positions of the data records gathered per channel, handed with them (KeyedOperator.processBatch). */
+  private sourcePositions: (Record<string, string> | undefined)[];
   /** Per key group: the offset after the last record handed to the subtask (held records excluded). */
   private readonly offered = new Map<number, string>();
   /** Records handed on in the dispatch under way: one offset per partition and poll, not one per record. */
@@ -85,6 +94,8 @@ export class KafkaExchangePump implements SourcePump {
     this.broadcastSeq = new Array<number>(broadcastChannels).fill(0);
     this.broadcastEnded = Array.from({ length: broadcastChannels }, () => new Set<number>());
     this.data = new Array(dataChannels);
+    this.sourcePositions = new Array(dataChannels);
+    this.broadcasts = broadcastChannels === 1 ? new BroadcastAlignment<Held>() : null;
     this.reader = kafka.reader({
       readerId: options.readerId,
       assignments: options.keyGroups.map(({ keyGroup, offset }) => ({ topic: this.topic, partition: keyGroup, offset })),
@@ -138,17 +149,19 @@ export class KafkaExchangePump implements SourcePump {
    */
   release(keyGroup: number): Promise<string> {
     return this.change(async () => {
-      const held = this.alignment.firstHeldOffset(keyGroup);
+      const held = min(this.alignment.firstHeldOffset(keyGroup), this.broadcasts?.heldOf(keyGroup)[0]?.offset);
       const offset = held !== undefined ? held.toString() : (this.offered.get(keyGroup) ?? 'earliest');
       this.partitions.delete(keyGroup);
       this.marks.delete(keyGroup);
       this.offered.delete(keyGroup);
       this.alignment.forget(keyGroup);
+      this.broadcasts?.forget(keyGroup);
       for (const set of [...this.ended, ...this.idle, ...this.broadcastEnded]) set.delete(keyGroup);
       await this.reassign();
       // Without that partition the per-channel minimum can only rise, and a pending barrier may be complete.
       for (let c = 0; c < this.emitted.length; c++) this.recomputeWatermark(c);
       for (const lane of this.alignment.pendingLanes()) this.completeBarrier(lane);
+      this.completeBroadcast();
       this.finishDispatch();
       return offset;
     });
@@ -201,6 +214,10 @@ export class KafkaExchangePump implements SourcePump {
       return;
     }
     const channel = message[2];
+    if (this.broadcasts && !this.broadcasts.idle && this.broadcasts.isBlocked(r.partition)) {
+      this.broadcasts.hold({ partition: r.partition, offset: BigInt(r.offset), message, record: r });
+      return;
+    }
     if (!this.alignment.idle) {
       const lane = isBroadcastKind(kind) ? `b${channel}` : `d${channel}`;
       if (this.alignment.isBlocked(r.partition, lane)) {
@@ -219,6 +236,7 @@ export class KafkaExchangePump implements SourcePump {
         keyBytes,
         keyGroup: r.partition,
       });
+      if (message.length > 6) this.notePosition(channel, message[6] as string, message[7] as string);
       return;
     }
     // Control is ordered with the data before it.
@@ -231,7 +249,7 @@ export class KafkaExchangePump implements SourcePump {
       case END:
         return this.onEnd(r.partition, channel);
       case BROADCAST:
-        return this.onBroadcast(channel, message);
+        return this.broadcasts ? this.onAlignedBroadcast(r, message) : this.onBroadcast(channel, message);
       case BROADCAST_END:
         return this.onBroadcastEnd(r.partition, channel);
       case BARRIER:
@@ -244,9 +262,61 @@ export class KafkaExchangePump implements SourcePump {
     for (let c = 0; c < this.data.length; c++) {
       const records = this.data[c];
       if (records === undefined) continue;
+      const positions = this.sourcePositions[c];
       this.data[c] = undefined;
-      this.queue.offer({ kind: 'data', channel: c, records });
+      this.sourcePositions[c] = undefined;
+      this.queue.offer(positions ? { kind: 'data', channel: c, records, positions } : { kind: 'data', channel: c, records });
     }
+  }
+
+  /** A record of the source batch that ends at `offset` of source partition `at` is handed on. */
+  private notePosition(channel: number, at: string, offset: string): void {
+    const gathered = (this.sourcePositions[channel] ??= {});
+    const known = gathered[at];
+    if (known === undefined || offsetBefore(known, offset)) gathered[at] = offset;
+    const handed = this.handedPositions.get(at);
+    if (handed === undefined || offsetBefore(handed, offset)) this.handedPositions.set(at, offset);
+  }
+
+  private onAlignedBroadcast(r: ConsumedRecord, message: WireMessage): void {
+    const channel = message[2];
+    const seq = message[6] as number;
+    if (seq <= this.broadcastSeq[channel]) return; // applied already (this partition delivers it late)
+    const starting = this.broadcasts!.idle;
+    const holdThis = this.broadcasts!.arrive(r.partition, seq);
+    if (holdThis) this.broadcasts!.hold({ partition: r.partition, offset: BigInt(r.offset), message, record: r });
+    else if (starting) this.pendingBroadcast = message;
+    this.completeBroadcast();
+  }
+
+  /**
+   * Applies the aligned broadcast once every partition delivered it. First, though, whatever waited behind it that
+   * belongs to a source batch the subtask already saw part of (another key-group partition delivered that batch's
+   * records ahead of the broadcast) is handed on: for every source partition, the input is then split at one offset
+   * (records before the broadcast's position were judged by the old rules, every later one by the new), and that
+   * offset is what the subtask's input position says. Nothing moves ahead across a held barrier or other control.
+   */
+  private completeBroadcast(): void {
+    const done = this.broadcasts?.complete(this.partitions, (p) => this.broadcastEnded[0].has(p));
+    if (!done) return;
+    const message = this.pendingBroadcast!;
+    this.pendingBroadcast = null;
+    this.flushData();
+    const later: Held[] = [];
+    const barred = new Set<number>();
+    for (const item of done.held) {
+      const m = item.message;
+      const seen = m[0] === DATA && m.length > 6 ? this.handedPositions.get(m[6] as string) : undefined;
+      if (!barred.has(item.partition) && seen !== undefined && !offsetBefore(seen, m[7] as string)) {
+        this.handle(item.record, m);
+        continue;
+      }
+      later.push(item);
+      if (m[0] !== DATA) barred.add(item.partition);
+    }
+    this.flushData();
+    this.onBroadcast(message[2], message);
+    for (const item of later) if (this.partitions.has(item.partition)) this.handle(item.record, item.message);
   }
 
   private onBarrier(r: ConsumedRecord, message: WireMessage, lane: string): void {
@@ -313,6 +383,13 @@ export class KafkaExchangePump implements SourcePump {
   private onBroadcastEnd(partition: number, channel: number): void {
     this.broadcastEnded[channel].add(partition);
     this.completeBarrier(`b${channel}`);
+    this.completeBroadcast();
     if (this.broadcastEnded[channel].size === this.partitions.size) this.queue.offer({ kind: 'end', channel, lane: 'broadcast' });
   }
+}
+
+function min(a: bigint | undefined, b: bigint | undefined): bigint | undefined {
+  if (a === undefined) return b;
+  if (b === undefined) return a;
+  return a < b ? a : b;
 }

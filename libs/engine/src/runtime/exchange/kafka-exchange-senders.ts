@@ -57,20 +57,37 @@ abstract class ExchangeWriter {
 }
 
 export class KafkaKeyedSender extends ExchangeWriter implements KeyedSender {
+  /**
+   * Set for an edge into a broadcast-connected operator: each record carries its source batch's position (the
+   * `topic:partition` and the offset after that batch), so the receiving subtask knows exactly where its input stood
+   * when it applied a broadcast (rule acknowledgements name that position; kafka-exchange-reader.ts).
+   */
+  carryPositions = false;
   private lastWatermarkAt = 0;
   private pendingWatermark: { channel: number; watermark: number } | null = null;
   private timer: NodeJS.Timeout | null = null;
 
-  async send(channel: number, records: readonly KeyedRecord[]): Promise<void> {
+  async send(channel: number, records: readonly KeyedRecord[], positions?: Readonly<Record<string, string>>): Promise<void> {
     const out: ProducedRecord[] = new Array(records.length);
     const incarnation = this.incarnation;
+    // A source batch reads one partition: its position is one entry.
+    let at: string | undefined;
+    let offset: string | undefined;
+    if (this.carryPositions && positions) {
+      for (const key in positions) {
+        at = key;
+        offset = positions[key];
+      }
+    }
     for (let i = 0; i < records.length; i++) {
       const r = records[i];
       out[i] = {
         topic: this.topic,
         partition: r.keyGroup,
         key: Buffer.from(r.keyBytes.buffer, r.keyBytes.byteOffset, r.keyBytes.byteLength),
-        value: pack([DATA, incarnation, channel, r.timestamp, r.ingestMs, r.value]),
+        value: at === undefined
+          ? pack([DATA, incarnation, channel, r.timestamp, r.ingestMs, r.value])
+          : pack([DATA, incarnation, channel, r.timestamp, r.ingestMs, r.value, at, offset]),
       };
     }
     await this.write(out);

@@ -162,7 +162,13 @@ export abstract class KeyedOperator {
     }
     this.endBatch(records);
     byKey.clear();
-    if (positions) for (const at in positions) this.inputPositions.set(at, positions[at]);
+    if (positions) {
+      // Batches of one source partition may arrive out of order across key-group partitions: keep the furthest.
+      for (const at in positions) {
+        const known = this.inputPositions.get(at);
+        if (known === undefined || offsetBefore(known, positions[at])) this.inputPositions.set(at, positions[at]);
+      }
+    }
     await this.maybeFlush();
     this.drain();
   }
@@ -374,4 +380,9 @@ export abstract class KeyedOperator {
       output: <S>(tag: OutputTag<S>, value: S) => self.emitSide(tag.id, value),
     };
   }
+}
+
+/** Kafka offsets as decimal strings: a < b. */
+export function offsetBefore(a: string, b: string): boolean {
+  return a.length !== b.length ? a.length < b.length : a < b;
 }
