@@ -29,7 +29,7 @@ const RATE = Number(process.env.DEMO_RATE ?? 500);
 const SCALE = RATE / 100;
 const COUNT = RATE * 20;
 const PARTITIONS = 4;
-const PARALLELISM = 2;
+const PARALLELISM = Number(process.env.DEMO_PARALLELISM ?? 2);
 const MAX_WINDOW_MS = 60_000;
 const STREAM = {
   seed: 7,

@@ -76,7 +76,13 @@ export class KafkajsReader implements KafkaReader {
 
   async poll(maxRecords: number, maxWaitMs: number): Promise<ConsumedRecord[]> {
     this.assertStarted('poll');
-    if (this.buffer.size === 0 && !this.failure && maxWaitMs > 0) await this.arrivals.wait(maxWaitMs);
+    if (this.buffer.size === 0 && !this.failure && maxWaitMs > 0) {
+      await this.arrivals.wait(maxWaitMs);
+      // Woken by the first partition of a fetch response: let kafkajs hand over the rest of it (one eachBatch per
+      // partition, a microtask apart) so a poll takes the whole response, not one partition's few records. Over the
+      // 128-partition exchange topic, taking them one by one made a batch per partition downstream.
+      if (this.buffer.size > 0 && this.buffer.size < maxRecords) await new Promise<void>((resolve) => setImmediate(resolve));
+    }
     if (this.buffer.size === 0 && this.failure) throw this.failure;
     const records = this.buffer.take(maxRecords);
     if (this.paused && this.buffer.size <= this.resumeAt) {

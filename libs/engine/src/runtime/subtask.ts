@@ -1,6 +1,6 @@
 import type { ChainNode, ChainTerminal } from './chain';
 import type { ChainEnvLike } from './ports';
-import type { KeyedOperator } from './operators/keyed-operator';
+import { type KeyedOperator, offsetBefore } from './operators/keyed-operator';
 import type { BroadcastProcessOperator } from './operators/process-operator';
 import type { InputQueue } from './queue';
 import { type InputMessage, type KeyedRecord, MAX_WATERMARK, MIN_WATERMARK, type StreamRecord } from './records';
@@ -15,9 +15,16 @@ function merge(first: InputMessage & { kind: 'data' }, more: InputMessage[]): In
   let positions = first.positions;
   for (const m of more) {
     if (m.kind === 'data') for (const r of m.records) records.push(r);
-    if (m.kind === 'data' && m.positions) positions = { ...positions, ...m.positions };
+    if (m.kind === 'data' && m.positions) positions = furthest(positions, m.positions);
   }
   return { kind: 'data', channel: first.channel, records, positions };
+}
+
+/** Per source partition the further of two positions (batches of a partition may arrive out of order across partitions). */
+function furthest(a: Readonly<Record<string, string>> | undefined, b: Readonly<Record<string, string>>): Record<string, string> {
+  const out: Record<string, string> = { ...a };
+  for (const at in b) if (out[at] === undefined || offsetBefore(out[at], b[at])) out[at] = b[at];
+  return out;
 }
 
 /** What one subtask contributes to a checkpoint. */

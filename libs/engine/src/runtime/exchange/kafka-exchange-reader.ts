@@ -74,6 +74,8 @@ export class KafkaExchangePump implements SourcePump {
   private readonly offered = new Map<number, string>();
   /** Records handed on in the dispatch under way: one offset per partition and poll, not one per record. */
   private readonly handedNow = new Map<number, ConsumedRecord>();
+  /** Channels whose per-partition marks moved since the last flush (their combined watermark is recomputed then). */
+  private readonly movedMarks = new Set<number>();
   /** Data records of the dispatch under way, per channel (alignment holds a subtask's input per channel). */
   private data: (KeyedRecord[] | undefined)[];
   /** Assignment changes wait for the loop to be between polls. */
@@ -239,11 +241,12 @@ export class KafkaExchangePump implements SourcePump {
       if (message.length > 6) this.notePosition(channel, message[6] as string, message[7] as string);
       return;
     }
-    // Control is ordered with the data before it.
+    // A watermark only moves marks: what it allows goes out after the poll's data (later is never wrong for a
+    // watermark), so data is not cut into a message per watermark record (every partition carries each of them).
+    if (kind === WATERMARK) return this.onWatermark(r.partition, channel, message[3] as number);
+    // Other control is ordered with the data before it.
     this.flushData();
     switch (kind) {
-      case WATERMARK:
-        return this.onWatermark(r.partition, channel, message[3] as number);
       case IDLE:
         return this.onIdle(r.partition, channel);
       case END:
@@ -258,6 +261,7 @@ export class KafkaExchangePump implements SourcePump {
     }
   }
 
+  /** Offers the data gathered, then the watermarks the marks read since allow. */
   private flushData(): void {
     for (let c = 0; c < this.data.length; c++) {
       const records = this.data[c];
@@ -267,6 +271,9 @@ export class KafkaExchangePump implements SourcePump {
       this.sourcePositions[c] = undefined;
       this.queue.offer(positions ? { kind: 'data', channel: c, records, positions } : { kind: 'data', channel: c, records });
     }
+    if (this.movedMarks.size === 0) return;
+    for (const c of this.movedMarks) this.recomputeWatermark(c);
+    this.movedMarks.clear();
   }
 
   /** A record of the source batch that ends at `offset` of source partition `at` is handed on. */
@@ -344,7 +351,7 @@ export class KafkaExchangePump implements SourcePump {
     if (!marks || watermark <= marks[channel]) return;
     marks[channel] = watermark;
     this.idle[channel].delete(partition);
-    this.recomputeWatermark(channel);
+    this.movedMarks.add(channel);
   }
 
   private recomputeWatermark(channel: number): void {
