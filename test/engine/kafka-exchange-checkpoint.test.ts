@@ -8,10 +8,12 @@ import { createStateBackend } from '@weir/state';
 import {
   type CheckpointSnapshot,
   defineJob,
+  encodeKey,
   exchangeTopic,
   json,
   kafkaSink,
   kafkaSource,
+  keyGroupFor,
   runJob,
   type RunJobOptions,
   type RunningJob,
@@ -54,7 +56,7 @@ const job = defineJob({ name: 'exchange-checkpoint', maxParallelism: 16 }, (b) =
 
 const CARDS = Array.from({ length: 40 }, (_, i) => `card-${i}`);
 // A card's transactions always sit in one source partition, so they reach its keyed subtask in order (one channel).
-const txs: Tx[] = Array.from({ length: 1500 }, (_, seq) => ({ card: CARDS[(seq * 7) % CARDS.length], amount: (seq % 9) + 1, seq }));
+const txs: Tx[] = Array.from({ length: 1800 }, (_, seq) => ({ card: CARDS[(seq * 7) % CARDS.length], amount: (seq % 9) + 1, seq }));
 const partitionOf = (t: Tx) => CARDS.indexOf(t.card) % TX_PARTITIONS;
 
 /** Per seq, the running total its card has after it (the exact answer of an uninterrupted run). */
@@ -193,9 +195,38 @@ describe('checkpoints across processes over the Kafka exchange', () => {
   it('restores the same cut into four processes', async () => {
     const from = await outEnd();
     const processes = await startProcesses(4, 3, checkpoint);
-    await send(txs.slice(1350));
-    const expected = afterCut(checkpoint, txs.length);
+    await send(txs.slice(1350, 1500));
+    const expected = afterCut(checkpoint, 1500);
     expectExact(await readOut(from, expected.length), expected);
     await Promise.all(processes.map((p) => p.stop()));
+  });
+
+  it('moves a key group between processes while input replays, and the next cut holds it in its new owner', async () => {
+    const from = await outEnd();
+    const [a, b] = await startProcesses(2, 4, checkpoint);
+    const busiest = keyGroupFor(encodeKey(CARDS[0]), 16);
+    const owner = a.routingTable('totals').ownerOf(busiest);
+    const [old, next] = owner === 0 ? [a, b] : [b, a];
+    // The replay of everything after cut 1 is under way: the move happens mid-stream.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const handover = await old.releaseKeyGroup('totals', busiest, 1 - owner);
+    await next.adoptKeyGroup('totals', busiest, 1 - owner, handover);
+    expect(old.routingTable('totals').ownerOf(busiest)).toBe(1 - owner);
+    expect(next.routingTable('totals').ownerOf(busiest)).toBe(1 - owner);
+    const expected = afterCut(checkpoint, 1500);
+    expectExact(await readOut(from, expected.length), expected);
+
+    const parts = await Promise.all([a, b].map((p) => p.triggerCheckpoint(2)));
+    const cut: CheckpointSnapshot = { checkpointId: 2, subtasks: parts.flatMap((p) => p.subtasks) };
+    const holders = cut.subtasks.filter((s) => s.stageId === 'totals' && s.keyGroups?.has(busiest)).map((s) => s.subtask);
+    expect(holders).toEqual([1 - owner]);
+    await Promise.all([a, b].map((p) => p.stop()));
+
+    // Restored from the cut taken after the move: totals go on exactly from where the moved key group was.
+    const end = await outEnd();
+    const [single] = await startProcesses(1, 5, cut);
+    await send(txs.slice(1500));
+    expectExact(await readOut(end, 300), txs.slice(1500).map((t) => t.seq));
+    await single.stop();
   });
 });

@@ -17,6 +17,11 @@ export class CheckpointCoordinator {
     readonly reject: (error: Error) => void;
   } | null = null;
 
+  /** A cut is being collected (live key-group moves wait for none: a moved key group must be in exactly one part). */
+  get collecting(): boolean {
+    return this.pending !== null;
+  }
+
   trigger(checkpointId: number, stages: readonly StageRuntime[]): Promise<CheckpointSnapshot> {
     const subtasks = stages.flatMap((rt) => present(rt.subtasks));
     if (subtasks.some((s) => s.hasFinished)) {

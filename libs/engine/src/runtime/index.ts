@@ -12,6 +12,7 @@ export type { ParallelismOption } from './plan';
 export { systemClock, type Clock, type DeadLetter } from './ports';
 export type { CollectedRecord } from './connectors/sink-writers';
 export { ExchangeError, type KeyGroupMove } from './exchange/exchange';
+export type { KeyGroupHandover } from './key-group-moves';
 export { UndeclaredStateError } from './keyed-state';
 export { exchangeTopic } from './exchange/kafka-exchange-wire';
 export { deadLetterTopic, jobInternalTopicPrefix, runControlTopic, tenantTopicPrefix } from './topic-names';

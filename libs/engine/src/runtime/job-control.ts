@@ -8,7 +8,7 @@ import type { CheckpointCoordinator } from './checkpoint-coordinator';
 import type { ExactlyOnceKafkaSinkWriter } from './connectors/exactly-once-sink';
 import type { KeyGroupMove } from './exchange/exchange';
 import { inBand } from './in-band';
-import { KafkaKeyGroupMoves, moveInMemory } from './key-group-moves';
+import { adoptFromProcess, KafkaKeyGroupMoves, type KeyGroupHandover, moveInMemory, releaseToProcess } from './key-group-moves';
 import { type CheckpointSnapshot, JobRunError } from './running-job';
 import { present, type StageRuntime } from './stage-runtime';
 
@@ -59,6 +59,31 @@ export class JobControl {
   moveKeyGroups(operatorId: string, moves: readonly KeyGroupMove[]): Promise<RoutingTable> {
     const rt = this.keyedStage(operatorId);
     return rt.exchange ? moveInMemory(rt, moves) : this.kafkaMoves.move(rt, moves);
+  }
+
+  /** The old owner's half of a live move to another process (key-group-moves.ts); never while a cut is collected. */
+  releaseKeyGroup(operatorId: string, keyGroup: number, toSubtask: number): Promise<KeyGroupHandover> {
+    const rt = this.kafkaStage(operatorId);
+    return this.betweenCheckpoints(() => releaseToProcess(rt, keyGroup, toSubtask));
+  }
+
+  /** The new owner's half: restore the handed-over state, read the partition on from its offset. */
+  adoptKeyGroup(operatorId: string, keyGroup: number, toSubtask: number, handover: KeyGroupHandover): Promise<void> {
+    const rt = this.kafkaStage(operatorId);
+    return this.betweenCheckpoints(() => adoptFromProcess(rt, keyGroup, toSubtask, handover));
+  }
+
+  private betweenCheckpoints<T>(step: () => Promise<T>): Promise<T> {
+    if (this.checkpoints.collecting) {
+      return Promise.reject(new JobRunError('a checkpoint is being taken here: a key group moves between checkpoints, never during one'));
+    }
+    return step();
+  }
+
+  private kafkaStage(operatorId: string): StageRuntime {
+    const rt = this.keyedStage(operatorId);
+    if (!rt.topic) throw new JobRunError(`"${operatorId}" runs in one process (memory exchange): move its key groups with moveKeyGroups`);
+    return rt;
   }
 
   snapshotKeyGroup(operatorId: string, keyGroup: number): Promise<Uint8Array> {

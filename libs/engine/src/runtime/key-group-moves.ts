@@ -51,3 +51,33 @@ export class KafkaKeyGroupMoves {
     return run;
   }
 }
+
+/** A key group on its way to a subtask in another process: its state and where its partition's reading goes on. */
+export interface KeyGroupHandover {
+  /** Self-contained (timers included): what adoptKeyGroup restores. */
+  readonly image: Uint8Array;
+  /** The exchange partition's offset after the last record the old owner handled. */
+  readonly offset: string;
+}
+
+/**
+ * The two halves of a live move between processes over the Kafka exchange, each run in its own process: the old
+ * owner releases (stops reading the partition between two polls, hands the state over in-band after the records it
+ * read, drops it), the new owner adopts (restores in-band, reads on from the offset). The records in between wait in
+ * the key group's partition. Each process's routing table names the new owner once its half is done.
+ */
+export async function releaseToProcess(rt: StageRuntime, keyGroup: number, toSubtask: number): Promise<KeyGroupHandover> {
+  const from = rt.routing!.ownerOf(keyGroup);
+  if (!rt.operators[from]) throw new JobRunError(`key group ${keyGroup} of "${rt.plan.id}" belongs to subtask ${from}, not run in this process`);
+  const offset = await (rt.pumps[from] as KafkaExchangePump).release(keyGroup);
+  const image = await inBand(rt.queues[from], () => rt.operators[from].releaseKeyGroup(keyGroup));
+  rt.routing = rt.routing!.withMoves([{ keyGroup, toSubtask }]);
+  return { image, offset };
+}
+
+export async function adoptFromProcess(rt: StageRuntime, keyGroup: number, toSubtask: number, handover: KeyGroupHandover): Promise<void> {
+  if (!rt.operators[toSubtask]) throw new JobRunError(`subtask ${toSubtask} of "${rt.plan.id}" does not run in this process`);
+  await inBand(rt.queues[toSubtask], () => rt.operators[toSubtask].adoptKeyGroup(keyGroup, handover.image));
+  await (rt.pumps[toSubtask] as KafkaExchangePump).adopt(keyGroup, handover.offset);
+  rt.routing = rt.routing!.withMoves([{ keyGroup, toSubtask }]);
+}

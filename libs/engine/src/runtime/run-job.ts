@@ -18,6 +18,7 @@ import { exchangeTopic } from './exchange/kafka-exchange-wire';
 import { MemoryBroadcastExchange, MemoryKeyedExchange } from './exchange/memory-exchange';
 import { JobAssembly } from './job-assembly';
 import { JobControl } from './job-control';
+import type { KeyGroupHandover } from './key-group-moves';
 import { type JobPlan, planJob } from './plan';
 import { type Clock, type DeadLetter, systemClock } from './ports';
 import { InFlight, InputQueue } from './queue';
@@ -215,6 +216,14 @@ class JobInstance implements RunningJob {
 
   moveKeyGroups(operatorId: string, moves: readonly KeyGroupMove[]): Promise<RoutingTable> {
     return this.control.moveKeyGroups(operatorId, moves);
+  }
+
+  releaseKeyGroup(operatorId: string, keyGroup: number, toSubtask: number): Promise<KeyGroupHandover> {
+    return this.control.releaseKeyGroup(operatorId, keyGroup, toSubtask);
+  }
+
+  adoptKeyGroup(operatorId: string, keyGroup: number, toSubtask: number, handover: KeyGroupHandover): Promise<void> {
+    return this.control.adoptKeyGroup(operatorId, keyGroup, toSubtask, handover);
   }
 
   snapshotKeyGroup(operatorId: string, keyGroup: number): Promise<Uint8Array> {

@@ -5,6 +5,7 @@ import type { RoutingTable } from '../keygroups';
 import type { CollectedRecord } from './connectors/sink-writers';
 import type { SinkEpoch } from './connectors/exactly-once-sink';
 import type { KeyGroupMove } from './exchange/exchange';
+import type { KeyGroupHandover } from './key-group-moves';
 import type { ParallelismOption } from './plan';
 import type { Clock, DeadLetter } from './ports';
 import type { SubtaskSnapshot } from './subtask';
@@ -84,6 +85,13 @@ export interface RunningJob {
   routingTable(operatorId: string): RoutingTable;
   /** Moves key groups of a keyed operator to other subtasks while the job runs (pause, hand over state, resume). */
   moveKeyGroups(operatorId: string, moves: readonly KeyGroupMove[]): Promise<RoutingTable>;
+  /**
+   * A live move between processes (Kafka exchange), in two halves run by the old and the new owner's process: the
+   * release stops reading the key group's partition, hands its state over in-band after the records already read
+   * and drops it; the adopt restores that state and reads on from the offset. Only between checkpoints.
+   */
+  releaseKeyGroup(operatorId: string, keyGroup: number, toSubtask: number): Promise<KeyGroupHandover>;
+  adoptKeyGroup(operatorId: string, keyGroup: number, toSubtask: number, handover: KeyGroupHandover): Promise<void>;
   /** The image of one key group of a keyed operator, taken in-band after every record routed to it so far. */
   snapshotKeyGroup(operatorId: string, keyGroup: number): Promise<Uint8Array>;
   restoreKeyGroup(operatorId: string, keyGroup: number, image: Uint8Array): Promise<void>;
