@@ -60,6 +60,7 @@ export class WorkerApp {
         'run-subtasks': (command) => this.supervisor.run(command),
         'stop-subtasks': (command) => this.supervisor.stop(command),
         'take-savepoint': (command) => this.supervisor.takeSavepoint(command),
+        'move-key-groups': (command) => this.supervisor.moveKeyGroups(command),
       },
       { logger },
     );

@@ -2,7 +2,7 @@ import { UnrecoverableError, Worker, type Job } from 'bullmq';
 import { consumerConnection, withTimeout, type ProtocolConfig } from './connection';
 import { CommandRejectedError, ProtocolValidationError } from './errors';
 import { defaultLogger, errorFields, type ProtocolLogger } from './logger';
-import { workerCommandSchema, type RunSubtasks, type StopSubtasks, type TakeSavepoint } from './messages/commands';
+import { workerCommandSchema, type MoveKeyGroups, type MoveReport, type RunSubtasks, type StopSubtasks, type TakeSavepoint } from './messages/commands';
 import { workerCommandsQueue } from './names';
 import { parseMessage } from './validate';
 
@@ -21,6 +21,8 @@ export interface CommandHandlers {
   'stop-subtasks'(command: StopSubtasks, context: CommandContext): Promise<void>;
   /** Optional: a consumer without it refuses savepoint commands for good. */
   'take-savepoint'?(command: TakeSavepoint, context: CommandContext): Promise<void>;
+  /** Optional likewise; its report is the command's result (the BullMQ job's return value). */
+  'move-key-groups'?(command: MoveKeyGroups, context: CommandContext): Promise<MoveReport>;
 }
 
 export interface CommandConsumerOptions {
@@ -46,7 +48,7 @@ export function createCommandConsumer(
   const logger = options.logger ?? defaultLogger();
   const queueName = workerCommandsQueue(workerId);
 
-  const handleJob = async (job: Job): Promise<void> => {
+  const handleJob = async (job: Job): Promise<MoveReport | undefined> => {
     let command;
     try {
       command = parseMessage(workerCommandSchema, job.data, `command ${job.name}`);
@@ -57,11 +59,16 @@ export function createCommandConsumer(
     const context: CommandContext = { attempt: job.attemptsMade + 1 };
     const fields = { workerId, type: command.type, idempotencyKey: command.idempotencyKey, attempt: context.attempt };
     try {
+      let result: MoveReport | undefined;
       if (command.type === 'run-subtasks') await handlers['run-subtasks'](command, context);
       else if (command.type === 'stop-subtasks') await handlers['stop-subtasks'](command, context);
-      else if (handlers['take-savepoint']) await handlers['take-savepoint'](command, context);
+      else if (command.type === 'move-key-groups') {
+        if (!handlers['move-key-groups']) throw new CommandRejectedError('this worker does not move key groups');
+        result = await handlers['move-key-groups'](command, context);
+      } else if (handlers['take-savepoint']) await handlers['take-savepoint'](command, context);
       else throw new CommandRejectedError('this worker does not take savepoints');
       logger.info(fields, 'command applied');
+      return result;
     } catch (err) {
       if (err instanceof CommandRejectedError || err instanceof ProtocolValidationError) {
         logger.error({ ...fields, ...errorFields(err) }, 'command rejected');

@@ -14,11 +14,15 @@ export {
   type WorkerStopping,
 } from './messages/worker-events';
 export {
+  moveKeyGroupsSchema,
+  moveReportSchema,
   runProcessSchema,
   runSubtasksSchema,
   stopSubtasksSchema,
   takeSavepointSchema,
   workerCommandSchema,
+  type MoveKeyGroups,
+  type MoveReport,
   type RunProcess,
   type RunSubtasks,
   type StopSubtasks,

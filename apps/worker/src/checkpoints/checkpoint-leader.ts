@@ -118,6 +118,14 @@ export class CheckpointLeader {
     });
   }
 
+  /**
+   * Runs `work` in the leader's order, between two checkpoints (a live key-group move: a moved key group must be in
+   * exactly one part of every cut).
+   */
+  between<T>(work: () => Promise<T>): Promise<T> {
+    return this.enqueue(work);
+  }
+
   /** Stops scheduling and waits for a checkpoint in progress. */
   async stop(): Promise<void> {
     this.stopped = true;

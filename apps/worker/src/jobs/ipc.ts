@@ -4,6 +4,7 @@
  */
 import type { JobConfig } from '@weir/engine';
 import type { SubtaskMetricsSnapshot } from '@weir/metrics';
+import type { MoveReport } from '@weir/protocol';
 
 export interface StartJobMessage {
   readonly type: 'start';
@@ -19,6 +20,8 @@ export interface StartJobMessage {
   readonly subtasks?: Readonly<Record<string, readonly number[]>>;
   /** The run number: the job's incarnation (records between processes carry it; older runs' are skipped). */
   readonly runNo?: number;
+  /** Keyed stage → owner subtask of each key group (live moves left it so); absent: contiguous ranges. */
+  readonly routing?: Readonly<Record<string, readonly number[]>>;
   readonly maxParallelism: number;
   /** Where this job's LSM state lives on the worker's disk. */
   readonly stateDir: string;
@@ -52,7 +55,14 @@ export interface SavepointMessage {
   readonly savepointId: string;
 }
 
-export type ToJobHost = StartJobMessage | StopJobMessage | SavepointMessage;
+export interface MoveMessage {
+  readonly type: 'move';
+  readonly moveId: string;
+  readonly operatorId: string;
+  readonly moves: readonly { readonly keyGroup: number; readonly fromSubtask: number; readonly toSubtask: number }[];
+}
+
+export type ToJobHost = StartJobMessage | StopJobMessage | SavepointMessage | MoveMessage;
 
 export type FromJobHost =
   | { readonly type: 'started'; readonly subtasks: readonly { readonly operatorId: string; readonly subtask: number }[] }
@@ -61,5 +71,7 @@ export type FromJobHost =
   | { readonly type: 'checkpoint'; readonly checkpointId: number; readonly savepointId: string | null; readonly manifestKey: string; readonly durationMs: number }
   | { readonly type: 'checkpoint-failed'; readonly checkpointId: number; readonly message: string }
   | { readonly type: 'savepoint-failed'; readonly savepointId: string; readonly message: string }
+  | { readonly type: 'moved'; readonly report: MoveReport }
+  | { readonly type: 'move-failed'; readonly moveId: string; readonly message: string }
   | { readonly type: 'finished' }
   | { readonly type: 'failed'; readonly message: string };

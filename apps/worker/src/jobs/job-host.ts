@@ -20,12 +20,15 @@ import { nextCheckpointId } from '../checkpoints/next-checkpoint-id';
 import { LATEST_CHECKPOINT, loadRestorePoint } from '../checkpoints/restore-point';
 import { restorableSnapshot } from '../checkpoints/restorable-snapshot';
 import { KafkaRunControl } from '../runs/kafka-run-control';
+import { KeyGroupMover, MoveLeader } from '../runs/key-group-mover';
 import { LocalRunControl, type RunControlChannel } from '../runs/run-control';
 import { localSubtasks, ownsSinkEpoch } from '../runs/process-layout';
-import type { FromJobHost, StartJobMessage, ToJobHost } from './ipc';
+import type { FromJobHost, MoveMessage, StartJobMessage, ToJobHost } from './ipc';
 import { assertTopicsInNamespace } from './topic-namespace';
 
 const METRICS_INTERVAL_MS = 1_000;
+/** A live move not done within this long is given up (and the run restored): key groups move in milliseconds. */
+const MOVE_TIMEOUT_MS = 60_000;
 
 function send(message: FromJobHost): void {
   process.send?.(message);
@@ -33,6 +36,8 @@ function send(message: FromJobHost): void {
 
 let job: RunningJob | undefined;
 let leader: CheckpointLeader | null = null;
+let moveLeader: MoveLeader | null = null;
+let spreadOver = 1;
 let participant: CheckpointParticipant | undefined;
 let channel: RunControlChannel | undefined;
 let metricsTimer: NodeJS.Timeout | undefined;
@@ -84,6 +89,7 @@ async function start(message: StartJobMessage): Promise<void> {
     deadLetterTopic: message.deadLetterTopic,
     delivery: checkpointing?.delivery ?? 'at-least-once',
     incarnation: run,
+    ...(message.routing ? { routing: message.routing } : {}),
     // A run over several processes: each runs its own subtasks, and keyed edges go through the Kafka exchange.
     ...(spread ? { exchange: 'kafka' as const, subtasks: localSubtasks(message.parallelism, message.subtasks ?? {}) } : {}),
     ...(restore ? { restore } : {}),
@@ -99,7 +105,12 @@ async function start(message: StartJobMessage): Promise<void> {
     },
   });
   const running = job;
+  spreadOver = layout.count;
   channel = spread ? new KafkaRunControl(kafka, { ...scope, run, process: layout.index }) : new LocalRunControl();
+  const mine = message.subtasks;
+  const mover = new KeyGroupMover(running, createBlobStore(config), scope, channel, (operatorId, subtask) =>
+    mine ? (mine[operatorId] ?? []).includes(subtask) : true,
+  );
   participant = new CheckpointParticipant(
     running,
     store,
@@ -140,11 +151,14 @@ async function start(message: StartJobMessage): Promise<void> {
       { retentionFailed: (err) => process.stderr.write(`checkpoint retention failed: ${err.message}\n`) },
       point?.checkpointId ?? null,
     );
+    moveLeader = new MoveLeader(channel);
   }
   let acknowledged = layout.index === 0;
   await channel.start(({ from, message: m }) => {
     leader?.onDelivery({ from, message: m });
+    moveLeader?.onDelivery({ from, message: m });
     participant!.onMessage(m);
+    mover.onMessage(m);
     if (m.type === 'hello' && m.ready.includes(layout.index)) acknowledged = true;
   });
   if (!acknowledged) {
@@ -182,6 +196,35 @@ async function stop(savepointId: string | undefined): Promise<void> {
     }
   }
   await shutdown();
+}
+
+/**
+ * A live move of key groups (process 0 only: it leads the run). In one process the engine moves them in memory;
+ * over several, between two checkpoints, through the run control channel. A move that fails half-way leaves a key
+ * group with no owner: this job host then dies without a word (LOST), and the control plane restores the run from
+ * its latest checkpoint, which predates the move.
+ */
+async function move(message: MoveMessage): Promise<void> {
+  const running = job;
+  if (!running || !leader || !moveLeader) {
+    return send({ type: 'move-failed', moveId: message.moveId, message: running ? 'only process 0 of a run moves key groups' : 'the job is not running yet' });
+  }
+  const startedAt = Date.now();
+  try {
+    if (spreadOver === 1) {
+      await leader.between(() => running.moveKeyGroups(message.operatorId, message.moves.map((m) => ({ keyGroup: m.keyGroup, toSubtask: m.toSubtask }))));
+      const durationMs = Date.now() - startedAt;
+      const moved = message.moves.map((m) => ({ ...m, bytes: 0, pauseMs: durationMs }));
+      return send({ type: 'moved', report: { moveId: message.moveId, operatorId: message.operatorId, moved, durationMs } });
+    }
+    const leadMove = moveLeader;
+    const report = await leader.between(() => leadMove.lead(message.moveId, message.operatorId, message.moves, MOVE_TIMEOUT_MS));
+    send({ type: 'moved', report });
+  } catch (err) {
+    send({ type: 'move-failed', moveId: message.moveId, message: (err as Error).message });
+    process.stderr.write(`job host ${process.pid}: move ${message.moveId} failed (${(err as Error).message}); leaving the run to be restored\n`);
+    setTimeout(() => process.exit(70), 50);
+  }
 }
 
 /** Stops checkpointing and the job (once, however many ask). The job's end then exits the process. */
@@ -241,6 +284,8 @@ process.on('message', (message: ToJobHost) => {
     start(message).catch((err: Error) => exit({ type: 'failed', message: err.message }, 1));
   } else if (message.type === 'stop') {
     stop(message.savepointId).catch((err: Error) => exit({ type: 'failed', message: `stop failed: ${err.message}` }, 1));
+  } else if (message.type === 'move') {
+    void move(message);
   } else if (message.type === 'savepoint') {
     if (!leader) return send({ type: 'savepoint-failed', savepointId: message.savepointId, message: job ? 'only process 0 of a run takes savepoints' : 'the job is not running yet' });
     leader.savepoint(message.savepointId).catch((err: Error) =>

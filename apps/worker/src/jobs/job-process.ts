@@ -1,7 +1,8 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { extname, join } from 'node:path';
 import type { SubtaskMetricsSnapshot } from '@weir/metrics';
-import type { FromJobHost, StartJobMessage, ToJobHost } from './ipc';
+import type { MoveReport } from '@weir/protocol';
+import type { FromJobHost, MoveMessage, StartJobMessage, ToJobHost } from './ipc';
 
 /**
  * FAILED: the job reported its failure (or failed to start). LOST: the job host died without a word (killed, out of
@@ -35,6 +36,7 @@ export class JobProcess {
   /** The last checkpoint that failed, with the reason (cleared by none: it is for diagnosis). */
   lastCheckpointFailure: { checkpointId: number; message: string } | null = null;
   private readonly savepoints = new Map<string, { resolve: (key: string) => void; reject: (err: Error) => void }>();
+  private readonly moves = new Map<string, { resolve: (report: MoveReport) => void; reject: (err: Error) => void }>();
   /** Savepoints this job host saw complete (its run's leader may have taken one and stopped every process with it). */
   private readonly savepointKeys = new Map<string, string>();
   readonly exited: Promise<void>;
@@ -54,6 +56,8 @@ export class JobProcess {
           this.failure ??= `job host exited (code ${code}, signal ${signal})`;
         }
         for (const id of [...this.savepoints.keys()]) this.settleSavepoint(id, new JobStartError(`job host exited before savepoint ${id} completed`));
+        for (const [id, waiter] of this.moves) waiter.reject(new JobStartError(`job host exited before move ${id} completed`));
+        this.moves.clear();
         resolve();
       }),
     );
@@ -88,6 +92,15 @@ export class JobProcess {
     return new Promise<string>((resolve, reject) => {
       this.savepoints.set(savepointId, { resolve, reject });
       this.post({ type: 'savepoint', savepointId });
+    });
+  }
+
+  /** Moves key groups live (process 0 of a run leads it for every process); resolves with what moved. */
+  moveKeyGroups(move: Omit<MoveMessage, 'type'>): Promise<MoveReport> {
+    if (this.state !== 'RUNNING') return Promise.reject(new JobStartError(`job ${this.start.jobId} is ${this.state}, not running`));
+    return new Promise<MoveReport>((resolve, reject) => {
+      this.moves.set(move.moveId, { resolve, reject });
+      this.post({ type: 'move', ...move });
     });
   }
 
@@ -164,6 +177,14 @@ export class JobProcess {
         break;
       case 'checkpoint-failed':
         this.lastCheckpointFailure = { checkpointId: message.checkpointId, message: message.message };
+        break;
+      case 'moved':
+        this.moves.get(message.report.moveId)?.resolve(message.report);
+        this.moves.delete(message.report.moveId);
+        break;
+      case 'move-failed':
+        this.moves.get(message.moveId)?.reject(new JobStartError(`move ${message.moveId} failed: ${message.message}`));
+        this.moves.delete(message.moveId);
         break;
       case 'finished':
         this.state = 'FINISHED';

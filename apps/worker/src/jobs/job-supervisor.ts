@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { CommandRejectedError, type RunSubtasks, type RunningSubtask, type StopSubtasks, type TakeSavepoint } from '@weir/protocol';
+import { CommandRejectedError, type MoveKeyGroups, type MoveReport, type RunSubtasks, type RunningSubtask, type StopSubtasks, type TakeSavepoint } from '@weir/protocol';
 import type { SubtaskMetricsSnapshot } from '@weir/metrics';
 import type { BundleCache } from '../bundles/bundle-cache';
 import { JobProcess } from './job-process';
@@ -22,6 +22,8 @@ export interface JobSupervisorOptions {
 export class JobSupervisor {
   private readonly jobs = new Map<string, JobProcess>();
   private readonly applied = new Set<string>();
+  /** Moves applied here, by idempotency key (a redelivered command gets the same report). */
+  private readonly moveReports = new Map<string, MoveReport>();
   /** Run commands still starting, by idempotency key: a redelivery while the first is starting waits for it. */
   private readonly starting = new Map<string, Promise<void>>();
   /** The jobs close() stops for the worker's shutdown: reported STOPPING until the worker says goodbye. */
@@ -78,6 +80,7 @@ export class JobSupervisor {
       maxParallelism: command.maxParallelism,
       ...(layout.count > 1 ? { process: layout, subtasks } : {}),
       ...(command.runNo !== undefined ? { runNo: command.runNo } : {}),
+      ...(command.routing ? { routing: command.routing } : {}),
       // One directory per process: two processes of a run on one worker must not share a RocksDB.
       stateDir: join(this.options.stateRoot, command.tenantId, command.jobId, ...(layout.count > 1 ? [`p${layout.index}`] : [])),
       deadLetterTopic: this.options.deadLetterTopic(command.tenantId, command.jobId),
@@ -141,6 +144,27 @@ export class JobSupervisor {
       throw new CommandRejectedError((err as Error).message);
     }
     this.applied.add(command.idempotencyKey);
+  }
+
+  /**
+   * Moves key groups of a run led by its process 0 here. The report is the command's result; a retry of an applied
+   * command returns it again. A move that fails is rejected for good (the job host left the run to be restored).
+   */
+  async moveKeyGroups(command: MoveKeyGroups): Promise<MoveReport> {
+    const done = this.moveReports.get(command.idempotencyKey);
+    if (done) return done;
+    const job = this.jobs.get(jobKey(command.tenantId, command.jobId, 0));
+    if (!job || job.state !== 'RUNNING') throw new CommandRejectedError(`process 0 of job ${command.jobId} does not run on this worker`);
+    if ((job.start.runNo ?? 0) !== command.runNo) {
+      throw new CommandRejectedError(`job ${command.jobId} runs run ${job.start.runNo ?? 0} here, not run ${command.runNo}`);
+    }
+    try {
+      const report = await job.moveKeyGroups({ moveId: command.moveId, operatorId: command.operatorId, moves: command.moves });
+      this.moveReports.set(command.idempotencyKey, report);
+      return report;
+    } catch (err) {
+      throw new CommandRejectedError((err as Error).message);
+    }
   }
 
   /**

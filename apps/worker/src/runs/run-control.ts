@@ -26,7 +26,27 @@ export type RunControlMessage =
       readonly stop?: boolean;
     }
   /** Given up: nothing commits; with `stop`, paused sources read again. */
-  | { readonly type: 'abort'; readonly checkpointId: number; readonly reason: string; readonly savepointId?: string; readonly stop?: boolean };
+  | { readonly type: 'abort'; readonly checkpointId: number; readonly reason: string; readonly savepointId?: string; readonly stop?: boolean }
+  /** A live move the leader orders (between checkpoints): each process releases what its subtasks own of it. */
+  | { readonly type: 'move'; readonly moveId: string; readonly operatorId: string; readonly moves: readonly MovedKeyGroup[] }
+  /** A key group left its old owner: its state (inline, or on S3) and the exchange offset its new owner reads from. */
+  | ({
+      readonly type: 'released';
+      readonly moveId: string;
+      readonly operatorId: string;
+      readonly offset: string;
+      readonly bytes: number;
+      readonly releasedAt: number;
+      readonly image: { readonly inline: string } | { readonly key: string };
+    } & MovedKeyGroup)
+  | ({ readonly type: 'adopted'; readonly moveId: string; readonly bytes: number; readonly pauseMs: number } & MovedKeyGroup)
+  | { readonly type: 'move-failed'; readonly moveId: string; readonly keyGroup: number; readonly message: string };
+
+export interface MovedKeyGroup {
+  readonly keyGroup: number;
+  readonly fromSubtask: number;
+  readonly toSubtask: number;
+}
 
 export interface PartStats {
   readonly stateBytes: number;

@@ -159,7 +159,13 @@ class JobInstance implements RunningJob {
     const topics: TopicSpec[] = [];
     for (const rt of this.stages.values()) {
       if (rt.plan.root.kind === 'source') continue;
-      rt.routing = RoutingTable.initial(rt.plan.parallelism, this.definition.maxParallelism);
+      const owners = this.options.routing?.[rt.plan.id];
+      if (owners && owners.length !== this.definition.maxParallelism) {
+        throw new JobRunError(`routing of "${rt.plan.id}" names ${owners.length} key groups; the job has ${this.definition.maxParallelism}`);
+      }
+      rt.routing = owners
+        ? RoutingTable.fromOwners(1, rt.plan.parallelism, owners)
+        : RoutingTable.initial(rt.plan.parallelism, this.definition.maxParallelism);
       if (kafkaExchange) {
         rt.topic = exchangeTopic(this.tenantId, this.jobId, rt.plan.id);
         topics.push({ topic: rt.topic, partitions: this.definition.maxParallelism });

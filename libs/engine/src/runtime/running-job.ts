@@ -61,6 +61,11 @@ export interface RunJobOptions {
    * to run of a job.
    */
   readonly incarnation?: number;
+  /**
+   * Keyed stage id → the subtask owning each key group (index = key group), as live moves left it; stages not named
+   * start with contiguous ranges (Flink's). Every process of a job must be given the same.
+   */
+  readonly routing?: Readonly<Record<string, readonly number[]>>;
   /** Restored Kafka source offsets: source id → partition → next offset. */
   readonly sourceOffsets?: Readonly<Record<string, Readonly<Record<number, string>>>>;
 }

@@ -65,6 +65,11 @@ export const runSubtasksSchema = z
      * more than the highest subtask index of each operator in `subtasks` (a run in one process).
      */
     parallelism: z.record(resourceId, z.number().int().min(1).max(32768)).optional(),
+    /**
+     * Per keyed operator, the subtask owning each key group (index = key group) across the whole run, as live moves
+     * left it; absent (or an operator missing): contiguous ranges. A recovery keeps the routing moves made.
+     */
+    routing: z.record(resourceId, z.array(subtaskIndex).max(32768)).optional(),
     /** The job bundle in the blob store, and its sha256 so the worker runs exactly what was uploaded. */
     bundle: z.strictObject({ key: z.string().min(1).max(1024), sha256: z.string().regex(/^[0-9a-f]{64}$/) }),
     maxParallelism: z.number().int().min(1).max(32768),
@@ -87,6 +92,11 @@ export const runSubtasksSchema = z
       .optional(),
   })
   .superRefine((command, ctx) => {
+    for (const [operatorId, owners] of Object.entries(command.routing ?? {})) {
+      if (owners.length !== command.maxParallelism) {
+        ctx.addIssue({ code: 'custom', path: ['routing', operatorId], message: `one owner per key group: ${command.maxParallelism} expected` });
+      }
+    }
     command.subtasks.forEach((s, i) =>
       s.keyGroups.forEach(([, end], j) => {
         if (end >= command.maxParallelism)
@@ -117,11 +127,49 @@ export const takeSavepointSchema = z.strictObject({
   stop: z.boolean(),
 });
 
+/**
+ * Moves key groups of a keyed operator between subtasks of a running run, live (Kafka exchange): sent to process 0's
+ * worker, which leads the run and orders the move between checkpoints; the processes owning each key group hand it
+ * over while every other key group keeps running. The command's result is a MoveReport. `moveId` names the move.
+ */
+export const moveKeyGroupsSchema = z.strictObject({
+  ...commandBase,
+  type: z.literal('move-key-groups'),
+  runNo: z.number().int().min(0),
+  moveId: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/, 'expected 1-128 of [A-Za-z0-9._-], not starting with . _ -'),
+  operatorId: resourceId,
+  moves: z
+    .array(z.strictObject({ keyGroup: z.number().int().min(0).max(32767), fromSubtask: subtaskIndex, toSubtask: subtaskIndex }))
+    .min(1)
+    .max(32768),
+  reason: z.string().max(500),
+});
+
+/** What a move did, key group by key group: the command's result (BullMQ's return value). */
+export const moveReportSchema = z.strictObject({
+  moveId: z.string(),
+  operatorId: resourceId,
+  moved: z.array(
+    z.strictObject({
+      keyGroup: z.number().int().min(0),
+      fromSubtask: subtaskIndex,
+      toSubtask: subtaskIndex,
+      /** Bytes of the state image handed over. */
+      bytes: z.number().int().nonnegative(),
+      /** From the release's start to the adoption's end: how long the key group's input waited. */
+      pauseMs: z.number().nonnegative(),
+    }),
+  ),
+  durationMs: z.number().nonnegative(),
+});
+export type MoveReport = z.infer<typeof moveReportSchema>;
+
 /** Control plane → one worker, on that worker's command queue. */
-export const workerCommandSchema = z.discriminatedUnion('type', [runSubtasksSchema, stopSubtasksSchema, takeSavepointSchema]);
+export const workerCommandSchema = z.discriminatedUnion('type', [runSubtasksSchema, stopSubtasksSchema, takeSavepointSchema, moveKeyGroupsSchema]);
 export type WorkerCommand = z.infer<typeof workerCommandSchema>;
 export type RunSubtasks = z.infer<typeof runSubtasksSchema>;
 export type StopSubtasks = z.infer<typeof stopSubtasksSchema>;
 export type TakeSavepoint = z.infer<typeof takeSavepointSchema>;
+export type MoveKeyGroups = z.infer<typeof moveKeyGroupsSchema>;
 /** Take-savepoint goes to process 0 of a run, which leads its checkpoints; every process stops with it when asked. */
 export type WorkerCommandType = WorkerCommand['type'];

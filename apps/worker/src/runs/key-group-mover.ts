@@ -1,0 +1,133 @@
+/**
+ * Live key-group moves between the processes of a run, over its control channel. Process 0 leads a move (between
+ * two checkpoints, in the checkpoint leader's order): it announces it; the process running each key group's old
+ * owner releases it (the engine hands over the state and the exchange offset) and ships the image, inline when small,
+ * else through S3; the process running the new owner adopts it and says so. Only the moving key group's input waits
+ * meanwhile, in its exchange partition; every other key group keeps running.
+ */
+import type { BlobStore } from '@weir/blob';
+import type { RunningJob } from '@weir/engine';
+import type { MoveReport } from '@weir/protocol';
+import type { RunControlChannel, RunControlDelivery, RunControlMessage } from './run-control';
+
+/** Images up to this size travel in the control message itself; larger ones through S3. */
+const INLINE_IMAGE_BYTES = 256 * 1024;
+
+export interface KeyGroupMove {
+  readonly keyGroup: number;
+  readonly fromSubtask: number;
+  readonly toSubtask: number;
+}
+
+export class MoveError extends Error {
+  override readonly name = 'MoveError';
+}
+
+/** Every process's part: release what its subtasks own, adopt what its subtasks are given. */
+export class KeyGroupMover {
+  constructor(
+    private readonly job: RunningJob,
+    private readonly blob: BlobStore,
+    private readonly scope: { readonly tenantId: string; readonly jobId: string },
+    private readonly channel: RunControlChannel,
+    /** Whether this process runs that subtask of that operator. */
+    private readonly runsHere: (operatorId: string, subtask: number) => boolean,
+  ) {}
+
+  onMessage(message: RunControlMessage): void {
+    if (message.type === 'move') void this.release(message).catch(() => undefined);
+    else if (message.type === 'released') void this.adopt(message).catch(() => undefined);
+  }
+
+  private async release(message: Extract<RunControlMessage, { type: 'move' }>): Promise<void> {
+    // One key group at a time: each pauses only for its own hand-over.
+    for (const move of message.moves) {
+      if (!this.runsHere(message.operatorId, move.fromSubtask)) continue;
+      const releasedAt = Date.now();
+      try {
+        const { image, offset } = await this.job.releaseKeyGroup(message.operatorId, move.keyGroup, move.toSubtask);
+        const bytes = image.byteLength;
+        let imageRef: { readonly inline: string } | { readonly key: string };
+        if (bytes <= INLINE_IMAGE_BYTES) {
+          imageRef = { inline: Buffer.from(image.buffer, image.byteOffset, bytes).toString('base64') };
+        } else {
+          const key = this.imageKey(message.moveId, message.operatorId, move.keyGroup);
+          await this.blob.put(key, image, { contentType: 'application/octet-stream' });
+          imageRef = { key };
+        }
+        await this.channel.publish({ type: 'released', moveId: message.moveId, operatorId: message.operatorId, ...move, offset, bytes, releasedAt, image: imageRef });
+      } catch (err) {
+        await this.fail(message.moveId, move.keyGroup, `releasing it: ${(err as Error).message}`);
+      }
+    }
+  }
+
+  private async adopt(message: Extract<RunControlMessage, { type: 'released' }>): Promise<void> {
+    if (!this.runsHere(message.operatorId, message.toSubtask)) return;
+    try {
+      const image = 'inline' in message.image ? Buffer.from(message.image.inline, 'base64') : await this.download(message.image.key);
+      await this.job.adoptKeyGroup(message.operatorId, message.keyGroup, message.toSubtask, { image, offset: message.offset });
+      const pauseMs = Math.max(0, Date.now() - message.releasedAt);
+      await this.channel.publish({ type: 'adopted', moveId: message.moveId, keyGroup: message.keyGroup, fromSubtask: message.fromSubtask, toSubtask: message.toSubtask, bytes: message.bytes, pauseMs });
+      if ('key' in message.image) await this.blob.delete(message.image.key).catch(() => undefined);
+    } catch (err) {
+      await this.fail(message.moveId, message.keyGroup, `adopting it: ${(err as Error).message}`);
+    }
+  }
+
+  private fail(moveId: string, keyGroup: number, why: string): Promise<void> {
+    return this.channel.publish({ type: 'move-failed', moveId, keyGroup, message: why }).catch(() => undefined);
+  }
+
+  private imageKey(moveId: string, operatorId: string, keyGroup: number): string {
+    return `tenants/${this.scope.tenantId}/jobs/${this.scope.jobId}/moves/${moveId}/${operatorId}-${keyGroup}`;
+  }
+
+  private async download(key: string): Promise<Buffer> {
+    const chunks: Buffer[] = [];
+    for await (const chunk of await this.blob.get(key)) chunks.push(Buffer.from(chunk as Uint8Array));
+    return Buffer.concat(chunks);
+  }
+}
+
+/** Process 0's part: announce a move and wait until every key group of it is adopted (or one failed). */
+export class MoveLeader {
+  private collecting: {
+    readonly moveId: string;
+    readonly waiting: Map<number, KeyGroupMove>;
+    readonly moved: MoveReport['moved'];
+    readonly resolve: () => void;
+    readonly reject: (error: Error) => void;
+  } | null = null;
+
+  constructor(private readonly channel: RunControlChannel) {}
+
+  onDelivery({ message }: RunControlDelivery): void {
+    const c = this.collecting;
+    if (!c) return;
+    if (message.type === 'adopted' && message.moveId === c.moveId && c.waiting.delete(message.keyGroup)) {
+      c.moved.push({ keyGroup: message.keyGroup, fromSubtask: message.fromSubtask, toSubtask: message.toSubtask, bytes: message.bytes, pauseMs: message.pauseMs });
+      if (c.waiting.size === 0) c.resolve();
+    } else if (message.type === 'move-failed' && message.moveId === c.moveId) {
+      c.reject(new MoveError(`key group ${message.keyGroup} did not move: ${message.message}`));
+    }
+  }
+
+  /** Runs the move (the caller orders it between checkpoints); the report names every key group moved. */
+  async lead(moveId: string, operatorId: string, moves: readonly KeyGroupMove[], timeoutMs: number): Promise<MoveReport> {
+    const startedAt = Date.now();
+    const moved: MoveReport['moved'] = [];
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      await new Promise<void>((resolve, reject) => {
+        this.collecting = { moveId, waiting: new Map(moves.map((m) => [m.keyGroup, m])), moved, resolve, reject };
+        timer = setTimeout(() => reject(new MoveError(`move ${moveId} not done within ${timeoutMs / 1000} s: ${this.collecting?.waiting.size} key groups still moving`)), timeoutMs);
+        this.channel.publish({ type: 'move', moveId, operatorId, moves: [...moves] }).catch(reject);
+      });
+    } finally {
+      clearTimeout(timer);
+      this.collecting = null;
+    }
+    return { moveId, operatorId, moved, durationMs: Date.now() - startedAt };
+  }
+}
