@@ -8,6 +8,7 @@ import { HealthModule } from './health/health.module';
 import { IdempotencyModule } from './idempotency/idempotency.module';
 import { InfrastructureModule } from './infrastructure/infrastructure.module';
 import { MetricsModule } from './metrics/metrics.module';
+import { KeyGroupMovesModule } from './moves/key-group-moves.module';
 import { RulesModule } from './rules/rules.module';
 import { SavepointsModule } from './savepoints/savepoints.module';
 import { SlosModule } from './slos/slos.module';
@@ -21,7 +22,7 @@ export class AppModule {
     return {
       module: AppModule,
       global: true,
-      imports: [InfrastructureModule, HealthModule, WorkersModule, TenancyModule, IdempotencyModule, BundlesModule, MetricsModule, SlosModule, GraphqlModule, DeploymentsModule, RulesModule, SavepointsModule],
+      imports: [InfrastructureModule, HealthModule, WorkersModule, TenancyModule, IdempotencyModule, BundlesModule, MetricsModule, SlosModule, GraphqlModule, DeploymentsModule, RulesModule, SavepointsModule, KeyGroupMovesModule],
       providers: [
         { provide: CONTROL_PLANE_OPTIONS, useValue: options },
         { provide: WEIR_CONFIG, useValue: options.config },

@@ -3,6 +3,8 @@ import {
   createCommandConsumer,
   createWorkerReporter,
   type CommandConsumer,
+  type MoveKeyGroups,
+  type MoveReport,
   type RunningSubtask,
   type RunSubtasks,
   type WorkerCommand,
@@ -21,7 +23,8 @@ export interface ReceivedCommand {
  * it reports what its commands ask for, so tests drive the control plane through every state a multi-process run
  * can be in (a process still starting, a job host LOST, survivors slow to stop) without depending on what the
  * engine does. `run-subtasks` makes the process's subtasks STARTING (`autoRun`: RUNNING); `stop-subtasks` drops
- * the process's subtasks after `stopDelayMs`.
+ * the process's subtasks after `stopDelayMs`; `move-key-groups` answers with what `onMove` returns (by default a
+ * report naming every key group asked for, 100 bytes and 1 ms each) or throws.
  */
 export class ProtocolWorker {
   readonly received: ReceivedCommand[] = [];
@@ -29,6 +32,7 @@ export class ProtocolWorker {
   readonly droppedAt = new Map<string, number>();
   autoRun = true;
   stopDelayMs = 0;
+  onMove: (command: MoveKeyGroups) => Promise<MoveReport> = async (c) => reportOf(c);
   private subtasks: RunningSubtask[] = [];
   private readonly reporter: WorkerReporter;
   private readonly consumer: CommandConsumer;
@@ -59,6 +63,10 @@ export class ProtocolWorker {
         },
         'take-savepoint': async (command) => {
           this.received.push({ command, at: Date.now() });
+        },
+        'move-key-groups': async (command) => {
+          this.received.push({ command, at: Date.now() });
+          return this.onMove(command);
         },
       },
       { logger: silent },
@@ -100,4 +108,9 @@ export class ProtocolWorker {
       ...command.subtasks.map((s) => ({ tenantId: command.tenantId, jobId: command.jobId, operatorId: s.operatorId, subtask: s.subtask, state, process }) as const),
     ];
   }
+}
+
+/** What a worker reports for a move that went well: every key group asked for, 100 bytes and 1 ms each. */
+export function reportOf(command: MoveKeyGroups, durationMs = 5): MoveReport {
+  return { moveId: command.moveId, operatorId: command.operatorId, moved: command.moves.map((m) => ({ ...m, bytes: 100, pauseMs: 1 })), durationMs };
 }

@@ -9,7 +9,7 @@ export const DEPLOYMENT_COLUMNS = `tenant_id, id, name, bundle_id, parallelism, 
   (SELECT json_build_object('runNo', r.run_no, 'workerId', r.worker_id, 'subtasks', r.subtasks, 'processes', r.processes)
    FROM deployment_runs r WHERE r.deployment_id = deployments.id AND r.run_no = deployments.run_no AND r.ended_at IS NULL) AS open_run`;
 
-export const RUN_COLUMNS = `deployment_id, run_no, worker_id, bundle_id, subtasks, slots, processes, restore_from, started_reason, placed_at,
+export const RUN_COLUMNS = `deployment_id, run_no, worker_id, bundle_id, subtasks, slots, processes, routing, restore_from, started_reason, placed_at,
   dispatched_at, running_at, stop_sent_at, ended_at, outcome, end_reason`;
 
 export const TRANSITION_COLUMNS = 'id, deployment_id, from_status, to_status, reason, run_no, at';
@@ -68,6 +68,8 @@ export interface RunRow {
   slots: number;
   /** '[]' for runs placed before layouts were recorded (1764870000000_run-processes.sql). */
   processes: DeploymentRun['processes'];
+  /** NULL for runs placed before 1764880000000_key-group-moves.sql. */
+  routing: DeploymentRun['routing'];
   restore_from: DeploymentRun['restoreFrom'];
   started_reason: string;
   placed_at: Date;
@@ -88,6 +90,7 @@ export function toRun(r: RunRow): DeploymentRun {
     subtasks: r.subtasks,
     slots: r.slots,
     processes: processesOf({ workerId: r.worker_id, subtasks: r.subtasks, processes: r.processes }),
+    routing: r.routing,
     restoreFrom: r.restore_from,
     startedReason: r.started_reason,
     placedAt: r.placed_at,

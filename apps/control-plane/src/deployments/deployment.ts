@@ -113,6 +113,12 @@ export interface RunProcessLayout {
   readonly subtasks: readonly SubtaskAssignment[];
 }
 
+/**
+ * Per operator, the subtask owning each key group (index = key group): contiguous ranges at first, changed by live
+ * key-group moves, inherited by the next run while the operator's parallelism and the key-group count stay.
+ */
+export type Routing = Readonly<Record<string, readonly number[]>>;
+
 /** One start of a deployment, in one or several job host processes on one or several workers. */
 export interface DeploymentRun {
   readonly deploymentId: string;
@@ -124,8 +130,10 @@ export interface DeploymentRun {
   readonly subtasks: readonly SubtaskAssignment[];
   /** The process count: each process holds one slot on its worker. */
   readonly slots: number;
-  /** The layout, in index order (at least one process). */
+  /** The layout, in index order (at least one process); its key groups follow `routing`. */
   readonly processes: readonly RunProcessLayout[];
+  /** The routing the run started with, updated by each move DONE; null for runs placed before routings were recorded. */
+  readonly routing: Routing | null;
   readonly restoreFrom: { readonly snapshotId: string; readonly location: string; readonly allowNonRestoredState?: boolean } | null;
   readonly startedReason: string;
   readonly placedAt: Date;

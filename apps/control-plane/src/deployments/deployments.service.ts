@@ -17,6 +17,7 @@ import { DeploymentConflictProblem } from './deployment.problems';
 import { DeploymentsRepository, type RequestedRestore } from './deployments.repository';
 import type { BundleRefInput, CreateDeploymentBody, ParallelismInput, PatchDeploymentBody, UpgradeDeploymentBody } from './dto/deployment-input';
 import { resolveParallelism, undispatchableOperators } from './parallelism';
+import { capacityViolations } from '../placement/capacity-settings';
 import { placementViolations } from '../placement/placement-settings';
 import { checkpointingViolations } from '../savepoints/checkpointing-settings';
 import { bundleTopicViolations, configTopicViolations } from './topic-namespace';
@@ -50,6 +51,7 @@ export class DeploymentsService {
         ...undispatchableOperators(bundle, field),
         ...checkpointingViolations(body.config?.properties),
         ...placementViolations(body.config?.properties),
+        ...capacityViolations(body.config?.properties),
       );
       if (errors.length) throw new InvalidRequestProblem(errors);
       const slots = slotsFor(bundle, parallelism);

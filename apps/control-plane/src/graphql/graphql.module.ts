@@ -4,6 +4,7 @@ import { GraphQLModule } from '@nestjs/graphql';
 import { BundlesModule } from '../bundles';
 import { ROOT_LOGGER } from '../control-plane-options';
 import { DeploymentsModule } from '../deployments/deployments.module';
+import { KeyGroupMovesModule } from '../moves/key-group-moves.module';
 import { SlosModule } from '../slos/slos.module';
 import { ApiKeyAuthenticator } from '../tenancy';
 import { WorkersModule } from '../workers/workers.module';
@@ -24,6 +25,7 @@ export { GRAPHQL_PATH, MAX_SUBSCRIPTIONS_PER_CONNECTION, WS_TRY_AGAIN_LATER, WS_
     WorkersModule,
     BundlesModule,
     DeploymentsModule,
+    KeyGroupMovesModule,
     SlosModule,
     GraphQLModule.forRootAsync<ApolloDriverConfig>({
       driver: ApolloDriver,

@@ -1,6 +1,13 @@
 import { Inject, Injectable, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import type { WeirConfig } from '@weir/config';
-import { createCommandDispatcher, workerCommandsQueue, type CommandDispatcher, type StopSubtasks, type WorkerCommand } from '@weir/protocol';
+import {
+  createCommandDispatcher,
+  workerCommandsQueue,
+  type CommandDispatcher,
+  type MoveKeyGroups,
+  type StopSubtasks,
+  type WorkerCommand,
+} from '@weir/protocol';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { WEIR_CONFIG } from '../control-plane-options';
@@ -56,6 +63,16 @@ export interface RunRefusal {
   readonly reason: string;
 }
 
+/**
+ * What became of a command on a worker's queue: not there (never sent, or Redis lost it), still queued or running
+ * (retries included), completed with the handler's result, or failed for good with the worker's reason.
+ */
+export type CommandState =
+  | { readonly kind: 'missing' }
+  | { readonly kind: 'queued' }
+  | { readonly kind: 'completed'; readonly result: unknown }
+  | { readonly kind: 'failed'; readonly reason: string };
+
 /** Bounds on Redis round trips: a reconcile step holds a row lock, so it must fail (and retry later), never hang. */
 const SEND_TIMEOUT_MS = 5_000;
 const LOOKUP_TIMEOUT_MS = 2_000;
@@ -80,8 +97,9 @@ export class CommandGateway implements OnApplicationBootstrap, OnModuleDestroy {
 
   /**
    * run-subtasks to each process's worker: the process (index of count), the run number, the whole run's parallelism
-   * per operator, and only that process's subtasks with their key-group ranges. One at a time, each bounded: a
-   * failure leaves the run undispatched, and the next attempt resends every process's command under the same keys.
+   * and routing per operator, and only that process's subtasks with their key groups (as the routing has them). One
+   * at a time, each bounded: a failure leaves the run undispatched, and the next attempt resends every process's
+   * command under the same keys.
    */
   async sendRun(deployment: Deployment, run: DeploymentRun, bundle: PlacementBundle): Promise<void> {
     const parallelism = runParallelism(run.subtasks);
@@ -99,6 +117,9 @@ export class CommandGateway implements OnApplicationBootstrap, OnModuleDestroy {
         parallelism,
         bundle: { key: bundle.key, sha256: bundle.sha256 },
         maxParallelism: bundle.maxParallelism,
+        // The owners live moves left (every operator of the manifest; the engine reads its keyed stages'); a run
+        // recorded before routings were has none, and the engine starts from contiguous ranges as it always did.
+        ...(run.routing ? { routing: Object.fromEntries(Object.entries(run.routing).map(([op, owners]) => [op, [...owners]])) } : {}),
         subtasks: process.subtasks.map((s) => ({ operatorId: s.operatorId, subtask: s.subtask, keyGroups: s.keyGroups.map(([a, b]) => [a, b] as [number, number]) })),
         ...(run.restoreFrom ? { restoreFrom: { snapshotId: run.restoreFrom.snapshotId, location: run.restoreFrom.location } } : {}),
         ...(run.restoreFrom?.allowNonRestoredState ? { allowNonRestoredState: true } : {}),
@@ -128,6 +149,27 @@ export class CommandGateway implements OnApplicationBootstrap, OnModuleDestroy {
     };
     // Only a shortcut to FAILED: when Redis does not answer, the start timeout still applies.
     return bounded(lookup(), LOOKUP_TIMEOUT_MS, 'look up run commands').catch(() => null);
+  }
+
+  /**
+   * move-key-groups to the worker of the run's process 0, which leads the move for every process; the caller gives
+   * the deterministic key (one per move), so a resend is the same BullMQ job.
+   */
+  async sendMove(workerId: string, command: Omit<MoveKeyGroups, 'v' | 'type' | 'issuedAt'>): Promise<void> {
+    await this.send(workerId, { v: 1, type: 'move-key-groups', issuedAt: Date.now(), ...command, reason: command.reason.slice(0, 500) });
+  }
+
+  /** The state of a command on a worker's queue (completed and failed ones are kept a day and a week); bounded. */
+  async commandState(workerId: string, idempotencyKey: string): Promise<CommandState> {
+    const lookup = async (): Promise<CommandState> => {
+      const job = await this.queue(workerId).getJob(idempotencyKey);
+      if (!job) return { kind: 'missing' };
+      const state = await job.getState();
+      if (state === 'completed') return { kind: 'completed', result: job.returnvalue };
+      if (state === 'failed') return { kind: 'failed', reason: job.failedReason || 'the worker gave no reason' };
+      return { kind: 'queued' };
+    };
+    return bounded(lookup(), LOOKUP_TIMEOUT_MS, `look up command ${idempotencyKey}`);
   }
 
   private send(workerId: string, command: WorkerCommand): Promise<void> {

@@ -1,5 +1,6 @@
 import { keyGroupRangeFor } from '@weir/engine';
-import type { Parallelism, SubtaskAssignment } from '../deployments/deployment';
+import type { Parallelism, Routing, SubtaskAssignment } from '../deployments/deployment';
+import { routedAssignments } from './routing';
 
 /** What placement needs from a bundle: where it is, and the shape of its job. */
 export interface PlacementBundle {
@@ -51,12 +52,13 @@ export interface ProcessPlan {
 
 /**
  * A run's processes, one per slot (slotsFor of them): process i runs subtask i of every operator whose parallelism
- * exceeds i (Flink-style slot sharing), each with its key-group range from planSubtasks. So every process holds at
- * most one subtask of each operator, process 0 holds one of every operator, and the processes together hold every
- * subtask once.
+ * exceeds i (Flink-style slot sharing), each with its key groups: those `routing` gives it (what live moves left),
+ * else its contiguous range from planSubtasks. So every process holds at most one subtask of each operator, process
+ * 0 holds one of every operator, and the processes together hold every subtask once.
  */
-export function planProcesses(bundle: PlacementBundle, parallelism: Parallelism): ProcessPlan[] {
-  const subtasks = planSubtasks(bundle, parallelism);
+export function planProcesses(bundle: PlacementBundle, parallelism: Parallelism, routing?: Routing): ProcessPlan[] {
+  const planned = planSubtasks(bundle, parallelism);
+  const subtasks = routing ? routedAssignments(planned, routing) : planned;
   return Array.from({ length: slotsFor(bundle, parallelism) }, (_, index) => ({ index, subtasks: subtasks.filter((s) => s.subtask === index) }));
 }
 

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { toDatabaseError, type PoolClient } from '@weir/db';
 import type { RunningSubtask } from '@weir/protocol';
-import type { Deployment, DeploymentRun, DeploymentStatus, RunOutcome, RunProcessLayout } from '../deployments/deployment';
+import type { Deployment, DeploymentRun, DeploymentStatus, Routing, RunOutcome, RunProcessLayout } from '../deployments/deployment';
 import { DEPLOYMENT_COLUMNS, RUN_COLUMNS, toDeployment, toRun, type DeploymentRow, type RunRow } from '../deployments/deployment-rows';
 import type { WorkerStatus } from '../workers/worker';
 import type { ObservedWorker } from './job-observation';
@@ -68,6 +68,8 @@ export class ReconcileRepository {
       bundleId: string;
       /** The layout, in index order: process 0's worker becomes worker_id, the process count slots. */
       processes: readonly RunProcessLayout[];
+      /** Per operator, the owner of each key group (the layout's key groups follow it). */
+      routing: Routing;
       reason: string;
       restoreFrom?: DeploymentRun['restoreFrom'];
     },
@@ -77,8 +79,8 @@ export class ReconcileRepository {
       client,
       'insert run',
       `WITH next AS (UPDATE deployments SET run_no = run_no + 1, updated_at = now() WHERE id = $2 RETURNING run_no)
-       INSERT INTO deployment_runs (tenant_id, deployment_id, run_no, worker_id, bundle_id, subtasks, slots, processes, started_reason, restore_from, placed_at)
-       SELECT $1, $2, next.run_no, $3, $4, $5, $6, $7, $8, $9, clock_timestamp() FROM next
+       INSERT INTO deployment_runs (tenant_id, deployment_id, run_no, worker_id, bundle_id, subtasks, slots, processes, started_reason, restore_from, routing, placed_at)
+       SELECT $1, $2, next.run_no, $3, $4, $5, $6, $7, $8, $9, $10, clock_timestamp() FROM next
        RETURNING ${RUN_COLUMNS}`,
       [
         d.tenantId,
@@ -90,9 +92,24 @@ export class ReconcileRepository {
         JSON.stringify(run.processes),
         run.reason.slice(0, 1000),
         run.restoreFrom ? JSON.stringify(run.restoreFrom) : null,
+        JSON.stringify(run.routing),
       ],
     );
     return toRun(rows[0]);
+  }
+
+  /**
+   * A move DONE: the run's routing, and its layout's key groups along it (what REST and GraphQL show, what the next
+   * run inherits). Written under the deployment's row lock, as every write of the reconciler's.
+   */
+  async setRunRouting(client: PoolClient, run: DeploymentRun, change: Pick<DeploymentRun, 'routing' | 'processes' | 'subtasks'>): Promise<void> {
+    await q(client, 'record run routing', 'UPDATE deployment_runs SET routing = $3, processes = $4, subtasks = $5 WHERE deployment_id = $1 AND run_no = $2', [
+      run.deploymentId,
+      run.runNo,
+      JSON.stringify(change.routing),
+      JSON.stringify(change.processes),
+      JSON.stringify(change.subtasks),
+    ]);
   }
 
   /**

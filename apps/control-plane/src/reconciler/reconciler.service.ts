@@ -8,8 +8,10 @@ import { DeploymentStatusPublisher } from '../deployments/deployment-status.publ
 import { PG_POOL } from '../infrastructure/tokens';
 import { CommandGateway } from '../placement/command-gateway';
 import { FleetRepository } from '../placement/fleet.repository';
+import { KeyGroupMoveEvents } from '../moves/key-group-move-events';
 import { SavepointCommands } from '../savepoints/savepoint-commands';
 import { observeJob, type ObservedWorker } from './job-observation';
+import { MoveDriver } from './move-driver';
 import { ReconcileRepository } from './reconcile.repository';
 import { recheckAfter, timingFor, type ReconcileTiming } from './reconcile-timing';
 import { SnapshotProbe } from './snapshot-probe';
@@ -53,6 +55,8 @@ export class Reconciler implements OnApplicationBootstrap, OnModuleDestroy {
     private readonly publisher: DeploymentStatusPublisher,
     private readonly savepointCommands: SavepointCommands,
     private readonly snapshots: SnapshotProbe,
+    private readonly moves: MoveDriver,
+    private readonly moveEvents: KeyGroupMoveEvents,
   ) {
     this.timing = timingFor(config.WEIR_WORKER_HEARTBEAT_MS);
     this.installation = config.WEIR_QUEUE_PREFIX;
@@ -115,7 +119,11 @@ export class Reconciler implements OnApplicationBootstrap, OnModuleDestroy {
     const result = await withTenant(this.pool, tenantId, async (client) => {
       const deployment = await this.repository.claim(client, tenantId, this.installation, deploymentId);
       if (!deployment) return null;
-      const run = deployment.runNo ? await this.repository.run(client, deployment.id, deployment.runNo) : null;
+      let run = deployment.runNo ? await this.repository.run(client, deployment.id, deployment.runNo) : null;
+      // The move in flight first: settled before the state handler, so a placement in this step inherits the routing
+      // of a move DONE (and a move of a run written off here is FAILED by the next step, never DONE after it).
+      const moved = await this.moves.drive(client, deployment, run);
+      if (moved.settled?.state === 'DONE' && run) run = await this.repository.run(client, deployment.id, run.runNo);
       // Every worker of the run's processes: the run is running only when all of them say so, lost when one is gone.
       const workers = run ? await this.repository.workers(client, run.processes.map((p) => p.workerId)) : new Map<string, ObservedWorker>();
       const actions = new TransactionActions(client, deployment, {
@@ -136,17 +144,20 @@ export class Reconciler implements OnApplicationBootstrap, OnModuleDestroy {
       });
       if (next.kind === 'stay') {
         if (next.note) await this.repository.note(client, deployment.id, next.note);
-        await this.repository.schedule(client, deployment.id, next.again ? 0 : next.soon ? this.timing.activeRecheckMs : recheckAfter(deployment.status, this.timing));
-        return { deployment, next, at: null };
+        const after = next.again ? 0 : next.soon ? this.timing.activeRecheckMs : recheckAfter(deployment.status, this.timing);
+        // A move in flight is looked at as often as an active status, whatever the status (its outcome waits on it).
+        await this.repository.schedule(client, deployment.id, moved.pending ? Math.min(after ?? Infinity, this.timing.activeRecheckMs) : after);
+        return { deployment, next, at: null, moved };
       }
       // A transition the lifecycle has no edge for is a handler's bug: refused (the step rolls back, and is logged).
       assertTransition(deployment.status, next.to, next.reason);
       const at = await this.repository.transition(client, deployment, next.to, next.reason);
       // A transition is looked at again at once: the next status may have work to do right away.
       await this.repository.schedule(client, deployment.id, 0);
-      return { deployment, next, at };
+      return { deployment, next, at, moved };
     });
     if (!result) return false;
+    if (result.moved.settled) await this.moveEvents.publish(result.moved.settled);
     if (result.next.kind === 'stay') return result.next.again === true;
     if (!result.at) return false;
     const { deployment, next } = result;

@@ -4,7 +4,8 @@ import type { Deployment, DeploymentRun, Parallelism, RunOutcome } from '../depl
 import { stopCommandKey, type CommandGateway, type RunRefusal } from '../placement/command-gateway';
 import type { FleetRepository } from '../placement/fleet.repository';
 import { shortageReason, spreadProcesses } from '../placement/placement';
-import { planProcesses } from '../placement/subtask-plan';
+import { planRouting, type PreviousRouting } from '../placement/routing';
+import { planProcesses, runParallelism } from '../placement/subtask-plan';
 import { jobPrefix, LATEST_CHECKPOINT, savepointManifestKey } from '../savepoints/restore-points';
 import { savepointCommandKey, type SavepointCommands } from '../savepoints/savepoint-commands';
 import type { ReconcileRepository } from './reconcile.repository';
@@ -41,7 +42,9 @@ export class TransactionActions implements ReconcileActions {
   }): Promise<PlaceResult> {
     const bundle = await this.deps.bundles.byId(this.client, options.bundleId);
     if (!bundle) return { placed: false, reason: `bundle ${options.bundleId} is gone` };
-    const plan = planProcesses(bundle, options.parallelism);
+    // The routing moves left, kept per operator whose parallelism and key-group count are unchanged (planRouting).
+    const routing = planRouting(bundle, options.parallelism, await this.previousRouting());
+    const plan = planProcesses(bundle, options.parallelism, routing);
     const workers = await this.deps.fleet.lockAndReadCapacity(this.client);
     const spread = spreadProcesses(workers, plan.length);
     if (!spread.placed) return { placed: false, reason: shortageReason(spread) };
@@ -52,10 +55,18 @@ export class TransactionActions implements ReconcileActions {
     const run = await this.deps.repository.insertRun(this.client, this.deployment, {
       bundleId: bundle.id,
       processes: plan.map((p, i) => ({ index: p.index, workerId: spread.workerIds[i], subtasks: p.subtasks })),
+      routing,
       reason: options.reason,
       restoreFrom: usable ?? options.restoreFrom ?? null,
     });
     return { placed: true, run };
+  }
+
+  /** The latest run's routing (what moves left it) and widths; null before the first run or for one without a routing. */
+  private async previousRouting(): Promise<PreviousRouting | null> {
+    if (!this.deployment.runNo) return null;
+    const previous = await this.deps.repository.run(this.client, this.deployment.id, this.deployment.runNo);
+    return previous?.routing ? { routing: previous.routing, parallelism: runParallelism(previous.subtasks) } : null;
   }
 
   async dispatchRun(run: DeploymentRun): Promise<void> {

@@ -3,6 +3,7 @@ import { Args, ID, Resolver, Subscription } from '@nestjs/graphql';
 import type { WeirConfig } from '@weir/config';
 import { WEIR_CONFIG } from '../../control-plane-options';
 import type { DeploymentMetrics } from '../../metrics/deployment-metrics';
+import type { KeyGroupMoveMessage } from '../../moves/key-group-move-events';
 import { NotFoundProblem } from '../../problems/problem.exception';
 import type { SloStatusMessage } from '../../slos/slo';
 import { TenantDb, type Principal } from '../../tenancy';
@@ -10,6 +11,7 @@ import { eventChannel, type DeploymentStatusEvent, type EventKind } from '../eve
 import { Caller } from '../graphql-auth';
 import { parseId } from '../graphql-args';
 import { DeploymentStatusChangeModel, RuleRolloutProgressModel, ScalingDecisionModel, type RuleRolloutMessage, type ScalingDecisionMessage } from '../models/events.model';
+import { KeyGroupMoveModel } from '../models/key-group-move.model';
 import { DeploymentMetricsModel } from '../models/metrics.model';
 import { SloStatusUpdateModel } from '../models/slo.model';
 import { RedisPubSub } from '../redis-pubsub';
@@ -75,6 +77,17 @@ export class SubscriptionsResolver {
   })
   async scalingDecisions(@Caller('read') principal: Principal, @Args('deploymentId', { type: () => ID }) deploymentId: string) {
     return this.listen<ScalingDecisionMessage>('scaling', principal, await this.deployment(principal, deploymentId));
+  }
+
+  @Subscription(() => KeyGroupMoveModel, {
+    description:
+      "The deployment's key-group moves as they are requested (PENDING) and as they settle (DONE with the report, or " +
+      'FAILED with the reason). Apart from scalingDecisions, which carries why the partitioner or autoscaler decided ' +
+      'something; a move is what carries such a decision out.',
+    resolve: (m: KeyGroupMoveMessage) => KeyGroupMoveModel.fromMessage(m),
+  })
+  async keyGroupMoves(@Caller('read') principal: Principal, @Args('deploymentId', { type: () => ID }) deploymentId: string) {
+    return this.listen<KeyGroupMoveMessage>('moves', principal, await this.deployment(principal, deploymentId));
   }
 
   private async deployment(principal: Principal, deploymentId: string): Promise<string> {

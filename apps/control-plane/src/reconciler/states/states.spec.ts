@@ -44,6 +44,7 @@ function run(overrides: Partial<DeploymentRun> = {}): DeploymentRun {
     subtasks,
     slots: overrides.processes?.length ?? 1,
     processes: [{ index: 0, workerId, subtasks }],
+    routing: null,
     restoreFrom: null,
     startedReason: 'test',
     placedAt: later(2_000),
