@@ -104,6 +104,18 @@ describe('deployments API', () => {
     expect(fields).toEqual(['config.topics.out', 'config.topics.sneaky', 'parallelism.default', 'parallelism.operators.counts', 'parallelism.operators.nope']);
   });
 
+  it('rejects deployment properties the workers could not use, naming each', async () => {
+    for (const [property, value, reason] of [
+      ['subtask.max-records-per-second', '0', 'must be a positive number of records per second'],
+      ['subtask.max-records-per-second', 'fast', 'must be a positive number of records per second'],
+      ['checkpoint.interval-ms', '10', 'must be an integer in [100, 86400000]'],
+    ]) {
+      const res = await create({ name: 'n', bundleId: v1, config: { properties: { [property]: value } } });
+      expect(res.status, `${property}=${value}`).toBe(400);
+      expect(res.body.errors).toEqual([{ in: 'body', name: `config.properties.${property}`, reason: expect.stringContaining(reason) }]);
+    }
+  });
+
   it('refuses a bundle whose manifest declares topics outside the tenant, or operator ids workers cannot take', async () => {
     const job = await buildJob(home, wordCountSource(`t.${tenant.tenantId}.in`, 'demo.out'));
     const leaky = await insertBundle(config, tenant.tenantId, job, { name: 'leaky', topics: [`t.${tenant.tenantId}.in`, 'demo.out'] });
