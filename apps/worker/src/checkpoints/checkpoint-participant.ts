@@ -136,6 +136,7 @@ export class CheckpointParticipant {
   private async onComplete(message: Extract<RunControlMessage, { type: 'complete' }>): Promise<void> {
     await this.work.catch(() => undefined);
     const mine = this.pending.get(message.checkpointId);
+    const durationMs = Date.now() - (this.triggeredAt.get(message.checkpointId) ?? Date.now());
     this.triggeredAt.delete(message.checkpointId);
     if (!mine) {
       // Not a cut of this process (a savepoint that existed already, or a process that joined after the trigger):
@@ -151,7 +152,7 @@ export class CheckpointParticipant {
     this.base = message.checkpointId;
     try {
       await this.job.completeCheckpoint(message.checkpointId);
-      this.events.completed(message, Date.now() - (this.triggeredAt.get(message.checkpointId) ?? Date.now()));
+      this.events.completed(message, durationMs);
     } catch (err) {
       this.events.failed(message.checkpointId, `its exactly-once sinks could not commit: ${(err as Error).message}`, message.savepointId);
     }

@@ -20,6 +20,8 @@ export interface StartJobMessage {
   readonly subtasks?: Readonly<Record<string, readonly number[]>>;
   /** The run number: the job's incarnation (records between processes carry it; older runs' are skipped). */
   readonly runNo?: number;
+  /** Each keyed subtask processes at most this many records per second (property `subtask.max-records-per-second`). */
+  readonly subtaskRecordsPerSecond?: number;
   /** Keyed stage → owner subtask of each key group (live moves left it so); absent: contiguous ranges. */
   readonly routing?: Readonly<Record<string, readonly number[]>>;
   readonly maxParallelism: number;

@@ -90,6 +90,7 @@ async function start(message: StartJobMessage): Promise<void> {
     delivery: checkpointing?.delivery ?? 'at-least-once',
     incarnation: run,
     ...(message.routing ? { routing: message.routing } : {}),
+    ...(message.subtaskRecordsPerSecond ? { subtaskRecordsPerSecond: message.subtaskRecordsPerSecond } : {}),
     // A run over several processes: each runs its own subtasks, and keyed edges go through the Kafka exchange.
     ...(spread ? { exchange: 'kafka' as const, subtasks: localSubtasks(message.parallelism, message.subtasks ?? {}) } : {}),
     ...(restore ? { restore } : {}),

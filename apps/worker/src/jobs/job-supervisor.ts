@@ -81,6 +81,7 @@ export class JobSupervisor {
       ...(layout.count > 1 ? { process: layout, subtasks } : {}),
       ...(command.runNo !== undefined ? { runNo: command.runNo } : {}),
       ...(command.routing ? { routing: command.routing } : {}),
+      ...capacityOf(command),
       // One directory per process: two processes of a run on one worker must not share a RocksDB.
       stateDir: join(this.options.stateRoot, command.tenantId, command.jobId, ...(layout.count > 1 ? [`p${layout.index}`] : [])),
       deadLetterTopic: this.options.deadLetterTopic(command.tenantId, command.jobId),
@@ -216,3 +217,9 @@ export class JobSupervisor {
 }
 
 const jobKey = (tenantId: string, jobId: string, process: number) => `${tenantId}/${jobId}/${process}`;
+
+/** A deployment's `subtask.max-records-per-second` property (checked by the control plane): each keyed subtask's cap. */
+function capacityOf(command: RunSubtasks): { subtaskRecordsPerSecond?: number } {
+  const cap = Number(command.config?.properties?.['subtask.max-records-per-second']);
+  return Number.isFinite(cap) && cap > 0 ? { subtaskRecordsPerSecond: cap } : {};
+}

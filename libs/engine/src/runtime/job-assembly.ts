@@ -119,6 +119,7 @@ export class JobAssembly {
       broadcastChannels: stage.broadcastInput ? this.channelsOf(stage.broadcastInput.stageId) : 0,
       onSnapshot: (checkpointId, snapshot) => this.checkpoints.onSnapshot(checkpointId, snapshot),
       ...(reader ? { exchangePositions: () => reader.exchangePositions() } : {}),
+      ...(operator && this.options.subtaskRecordsPerSecond ? { recordsPerSecond: this.options.subtaskRecordsPerSecond } : {}),
     });
   }
 

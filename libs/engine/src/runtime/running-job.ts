@@ -30,6 +30,12 @@ export interface RunJobOptions {
   /** Dead letters go to this Kafka topic; without it they are kept in memory (RunningJob.deadLetters()). */
   readonly deadLetterTopic?: string;
   readonly clock?: Clock;
+  /**
+   * At most this many records per second through each keyed subtask: after a batch it waits out the time the cap gives
+   * it (waiting, not spinning). So that n processes on a small machine stand for n machines of a known capacity in
+   * capacity planning and benchmarks (a deployment sets it with the property `subtask.max-records-per-second`).
+   */
+  readonly subtaskRecordsPerSecond?: number;
   /** Records buffered per subtask input before producers block (backpressure). Default 20,000. */
   readonly queueCapacity?: number;
   /**

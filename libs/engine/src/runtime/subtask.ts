@@ -56,6 +56,8 @@ export interface SubtaskParts {
   readonly onSnapshot: (checkpointId: number, snapshot: SubtaskSnapshot) => void;
   /** Keyed subtasks reading the Kafka exchange: where their reader is (see SubtaskSnapshot.exchangePositions). */
   readonly exchangePositions?: () => Readonly<Record<string, string>>;
+  /** A cap on the records per second this subtask processes (RunJobOptions.subtaskRecordsPerSecond). */
+  readonly recordsPerSecond?: number;
 }
 
 interface Alignment {
@@ -96,6 +98,8 @@ export class Subtask {
   private finished = false;
   /** Stop-with-savepoint requested: the next barrier this subtask completes starts holding its processing-time timers. */
   private holdTimersAtBarrier = false;
+  /** With a rate cap: when the records handled so far have used up their time (performance.now()). */
+  private capacityUsedUntil = 0;
   /**
    * Past a stop-with-savepoint barrier: processing-time timers wait. The savepoint holds them as pending, so the
    * restored job fires them; firing them here too would repeat their output in at-least-once sinks.
@@ -135,7 +139,9 @@ export class Subtask {
           const more = queue.takeQueuedData(MAX_BATCH_RECORDS - message.records.length);
           handledCount += more.length;
           for (const m of more) if (m.kind === 'data' && m.channel >= 0) this.watermarks.onData(m.channel);
-          finished = await this.handle(more.length === 0 ? message : merge(message, more));
+          const batch = more.length === 0 ? message : merge(message, more);
+          finished = await this.handle(batch);
+          if (this.parts.recordsPerSecond) await this.waitForCapacity((batch as { records: readonly unknown[] }).records.length);
         } else if (message) {
           finished = await this.handle(message);
         }
@@ -154,6 +160,14 @@ export class Subtask {
   stop(): void {
     this.stopped = true;
     this.parts.queue.interrupt();
+  }
+
+  /** The rate cap: `records` more cost records / cap seconds; waits (busy, as the machine it stands for would be). */
+  private async waitForCapacity(records: number): Promise<void> {
+    const now = performance.now();
+    this.capacityUsedUntil = Math.max(this.capacityUsedUntil, now) + (records / this.parts.recordsPerSecond!) * 1000;
+    const wait = this.capacityUsedUntil - now;
+    if (wait >= 1) await new Promise((resolve) => setTimeout(resolve, wait));
   }
 
   /**
