@@ -140,8 +140,7 @@ export class Subtask {
           handledCount += more.length;
           for (const m of more) if (m.kind === 'data' && m.channel >= 0) this.watermarks.onData(m.channel);
           const batch = more.length === 0 ? message : merge(message, more);
-          finished = await this.handle(batch);
-          if (this.parts.recordsPerSecond) await this.waitForCapacity((batch as { records: readonly unknown[] }).records.length);
+          finished = this.parts.recordsPerSecond ? await this.handleCapped(batch as InputMessage & { kind: 'data' }) : await this.handle(batch);
         } else if (message) {
           finished = await this.handle(message);
         }
@@ -160,6 +159,22 @@ export class Subtask {
   stop(): void {
     this.stopped = true;
     this.parts.queue.interrupt();
+  }
+
+  /**
+   * With a rate cap, a batch goes through in slices of a twentieth of a second's worth, each followed by its wait:
+   * results flow at the capped rate instead of in bursts a whole batch apart. Positions go with the last slice.
+   */
+  private async handleCapped(batch: InputMessage & { kind: 'data' }): Promise<boolean> {
+    const slice = Math.max(1, Math.floor(this.parts.recordsPerSecond! / 20));
+    let finished = false;
+    for (let i = 0; i < batch.records.length; i += slice) {
+      const last = i + slice >= batch.records.length;
+      const part = { kind: 'data' as const, channel: batch.channel, records: batch.records.slice(i, i + slice), ...(last && batch.positions ? { positions: batch.positions } : {}) };
+      finished = (await this.handle(part)) || finished;
+      await this.waitForCapacity(part.records.length);
+    }
+    return finished;
   }
 
   /** The rate cap: `records` more cost records / cap seconds; waits (busy, as the machine it stands for would be). */
