@@ -159,6 +159,8 @@ export class CheckpointLeader {
     const collected = new Promise<void>((resolve, reject) => {
       this.collecting = { checkpointId, parts: new Map(), resolve, reject };
     });
+    // A stop may reject it before the race below awaits it: never an unhandled rejection (it would end the job host).
+    collected.catch(() => undefined);
     let timer: NodeJS.Timeout | undefined;
     // Given up after the timeout: a manifest not yet written then never is (the signal is checked before its put).
     const abort = new AbortController();

@@ -78,9 +78,8 @@ export class KafkaExchangePump implements SourcePump {
   private readonly movedMarks = new Set<number>();
   /** Data records of the dispatch under way, per channel (alignment holds a subtask's input per channel). */
   private data: (KeyedRecord[] | undefined)[];
-  /** Assignment changes wait for the loop to be between polls. */
-  private readonly changes: (() => Promise<void>)[] = [];
-  private started = false;
+  /** Assignment changes wait for the loop to be between polls (or for the reader to start). */
+  private readonly changes: ((stopped?: boolean) => Promise<void>)[] = [];
 
   constructor(kafka: KafkaConnector, options: ExchangeReaderOptions) {
     const { dataChannels, broadcastChannels } = options;
@@ -110,10 +109,10 @@ export class KafkaExchangePump implements SourcePump {
       // Owns no key group: nothing will ever arrive, so it must not hold back event time or the end of the job.
       for (let c = 0; c < this.emitted.length; c++) this.queue.offer({ kind: 'end', channel: c, lane: 'data' });
       for (let c = 0; c < this.broadcastSeq.length; c++) this.queue.offer({ kind: 'end', channel: c, lane: 'broadcast' });
+      for (const change of this.changes.splice(0)) void change(true);
       return;
     }
     await this.reader.start();
-    this.started = true;
     try {
       while (!this.stopped) {
         while (this.changes.length > 0) await this.changes.shift()!();
@@ -124,6 +123,8 @@ export class KafkaExchangePump implements SourcePump {
         }
       }
     } finally {
+      // Changes still waiting will never run: their callers learn so.
+      for (const change of this.changes.splice(0)) void change(true);
       await this.reader.close();
     }
   }
@@ -183,9 +184,12 @@ export class KafkaExchangePump implements SourcePump {
     throw new ExchangeError('barriers enter a job at its sources; an exchange reader only hands them on');
   }
 
+  /** Runs `fn` between two polls; one asked for before the reader started runs once it has. */
   private change<T>(fn: () => Promise<T>): Promise<T> {
-    if (!this.started || this.stopped) return Promise.reject(new ExchangeError('the exchange reader is not running'));
-    return new Promise<T>((resolve, reject) => this.changes.push(() => fn().then(resolve, reject)));
+    if (this.stopped) return Promise.reject(new ExchangeError('the exchange reader is not running'));
+    return new Promise<T>((resolve, reject) =>
+      this.changes.push((stopped) => (stopped ? Promise.resolve(reject(new ExchangeError('the exchange reader stopped'))) : fn().then(resolve, reject))),
+    );
   }
 
   private reassign(): Promise<void> {
