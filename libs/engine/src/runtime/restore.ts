@@ -3,7 +3,7 @@
  * subtask owns the key group now, so a checkpoint restores at any parallelism.
  */
 import type { KeyedStateBackend } from '@weir/state';
-import type { KeyedOperator } from './operators/keyed-operator';
+import type { KeyedStreamOperator } from './operators/operator-contract';
 import { type CheckpointSnapshot, JobRunError } from './running-job';
 import type { SubtaskSnapshot } from './subtask';
 
@@ -37,7 +37,7 @@ export function restoredGeneratorIndex(parts: readonly SubtaskSnapshot[], source
 /** Puts the restored state of the key groups a subtask owns into its backend before it starts. */
 export async function restoreKeyed(
   parts: readonly SubtaskSnapshot[],
-  operator: KeyedOperator,
+  operator: KeyedStreamOperator,
   backend: KeyedStateBackend,
   owned: Iterable<number>,
   subtask: number,

@@ -4,7 +4,7 @@ import type { RoutingTable } from '../keygroups';
 import type { SourceOutput } from './connectors/source-output';
 import type { SourcePump } from './connectors/sources';
 import type { MemoryBroadcastExchange, MemoryKeyedExchange } from './exchange/memory-exchange';
-import type { KeyedOperator } from './operators/keyed-operator';
+import type { KeyedStreamOperator } from './operators/operator-contract';
 import type { StagePlan } from './plan';
 import type { InputQueue } from './queue';
 import type { Subtask } from './subtask';
@@ -14,7 +14,7 @@ export interface StageRuntime {
   readonly plan: StagePlan;
   readonly queues: InputQueue[];
   readonly subtasks: Subtask[];
-  readonly operators: KeyedOperator[];
+  readonly operators: KeyedStreamOperator[];
   readonly backends: KeyedStateBackend[];
   readonly metrics: SubtaskMetrics[];
   readonly pumps: SourcePump[];

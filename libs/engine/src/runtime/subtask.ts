@@ -1,6 +1,7 @@
 import type { ChainNode, ChainTerminal } from './chain';
 import type { ChainEnvLike } from './ports';
-import { type KeyedOperator, offsetBefore } from './operators/keyed-operator';
+import { offsetBefore } from './operators/keyed-operator';
+import type { KeyedStreamOperator } from './operators/operator-contract';
 import type { BroadcastProcessOperator } from './operators/process-operator';
 import type { InputQueue } from './queue';
 import { type InputMessage, type KeyedRecord, MAX_WATERMARK, MIN_WATERMARK, type StreamRecord } from './records';
@@ -49,7 +50,7 @@ export interface SubtaskParts {
   readonly head: readonly ChainNode[];
   readonly terminals: readonly ChainTerminal[];
   /** Keyed stages only. */
-  readonly operator?: KeyedOperator;
+  readonly operator?: KeyedStreamOperator;
   readonly dataChannels: number;
   readonly broadcastChannels: number;
   /** Called once per checkpoint when this subtask has its part of the consistent cut. */

@@ -1,4 +1,5 @@
 import { CachedStateRef, type KeyedStateBackend, type StateRef } from '@weir/state';
+import type { KeyedStreamOperator } from './operator-contract';
 import { decodeKey, keyId, type KeyValue } from '../../keygroups';
 import type { Collector, KeyedContext, OperatorInfo, OutputTag, TimeDomain, TimerService } from '../../sdk/functions';
 import type { AnyStateDescriptor, ListState, MapState, ValueState } from '../../sdk/state';
@@ -40,7 +41,7 @@ export const FIRING_CHUNK = 1_024;
  * user code synchronously per record, flush state (one awaited call), then emit the batch's outputs.
  * User code that throws on a record sends that record to the dead-letter queue; the batch goes on.
  */
-export abstract class KeyedOperator {
+export abstract class KeyedOperator implements KeyedStreamOperator {
   protected readonly state: KeyedStateAccess;
   protected readonly timers: TimerStore;
   protected watermark = MIN_WATERMARK;
