@@ -15,7 +15,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { Session } from 'node:inspector/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runJob } from '@weir/engine';
+import { runJob, memoryIoOf } from '@weir/engine';
 import { TransactionStream } from '@weir/datagen';
 import type { Rule } from '@weir/rules';
 import { createStateBackend } from '@weir/state';
@@ -65,8 +65,8 @@ async function main(): Promise<void> {
         : createStateBackend({ kind: 'lsm', path: join(dir, `${ctx.operatorId}-${ctx.subtask}`), changelog: STATE === 'changelog' }),
   });
   try {
-    running.push(OPERATOR_IDS.rules, (RULES === 'long' ? [...demoRules, ...longRules] : demoRules).map((value) => ({ value })));
-    await running.quiet();
+    memoryIoOf(running).push(OPERATOR_IDS.rules, (RULES === 'long' ? [...demoRules, ...longRules] : demoRules).map((value) => ({ value })));
+    await memoryIoOf(running).quiet();
     const session = PROFILE ? new Session() : undefined;
     if (session) {
       session.connect();
@@ -78,12 +78,12 @@ async function main(): Promise<void> {
     const t0 = performance.now();
     for (let i = 0; i < txs.length; i += CHUNK) {
       const chunk = txs.slice(i, i + CHUNK);
-      running.push(OPERATOR_IDS.transactions, chunk.map((value) => ({ value, timestamp: value.ts })));
-      running.pushWatermark(OPERATOR_IDS.transactions, chunk[chunk.length - 1].ts - OUT_OF_ORDER_MS - 1);
-      await running.quiet();
+      memoryIoOf(running).push(OPERATOR_IDS.transactions, chunk.map((value) => ({ value, timestamp: value.ts })));
+      memoryIoOf(running).pushWatermark(OPERATOR_IDS.transactions, chunk[chunk.length - 1].ts - OUT_OF_ORDER_MS - 1);
+      await memoryIoOf(running).quiet();
     }
-    running.pushWatermark(OPERATOR_IDS.transactions, txs[txs.length - 1].ts + 60_000);
-    await running.quiet();
+    memoryIoOf(running).pushWatermark(OPERATOR_IDS.transactions, txs[txs.length - 1].ts + 60_000);
+    await memoryIoOf(running).quiet();
     const wall = performance.now() - t0;
     const cpu = process.cpuUsage(cpu0);
     const busy = running
@@ -91,7 +91,7 @@ async function main(): Promise<void> {
       .filter((m) => m.operatorId === OPERATOR_IDS.evaluate)
       .map((m) => `${m.subtask}: ${Math.round((m.busyMsPerSec * (m.toMs - m.fromMs)) / 1000)} ms`);
     if (session) await writeFile(PROFILE, JSON.stringify((await session.post('Profiler.stop')).profile));
-    const alerts = running.collected(OPERATOR_IDS.alerts).map((r) => r.value as Alert);
+    const alerts = memoryIoOf(running).collected(OPERATOR_IDS.alerts).map((r) => r.value as Alert);
     const digest = createHash('sha256')
       .update(alerts.map((a) => JSON.stringify(a)).sort().join('\n'))
       .digest('hex')

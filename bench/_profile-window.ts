@@ -12,7 +12,7 @@ import { Session } from 'node:inspector/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createStateBackend } from '@weir/state';
-import { aggregate, callbackSink, defineJob, generatorSource, memorySink, runJob, tumbling } from '@weir/engine';
+import { aggregate, callbackSink, defineJob, generatorSource, memorySink, runJob, tumbling, memoryIoOf } from '@weir/engine';
 
 const at = process.argv.indexOf('--records');
 const RECORDS = at === -1 ? 300_000 : Number(process.argv[at + 1]);
@@ -103,7 +103,7 @@ async function main(): Promise<void> {
     const cpu = process.cpuUsage(cpu0);
     if (session) await writeFile(profileFile!, JSON.stringify((await session.post('Profiler.stop')).profile));
     const cpuMs = (cpu.user + cpu.system) / 1000;
-    console.log(`${RECORDS} records: wall ${wall.toFixed(0)} ms (${Math.round((RECORDS / wall) * 1000)} rec/s), cpu ${cpuMs.toFixed(0)} ms (${Math.round((RECORDS / cpuMs) * 1000)} rec/cpu-s), ${collect ? running.collected('out').length : counted} results`);
+    console.log(`${RECORDS} records: wall ${wall.toFixed(0)} ms (${Math.round((RECORDS / wall) * 1000)} rec/s), cpu ${cpuMs.toFixed(0)} ms (${Math.round((RECORDS / cpuMs) * 1000)} rec/cpu-s), ${collect ? memoryIoOf(running).collected('out').length : counted} results`);
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

@@ -8,7 +8,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { defineJob, json, type KeyedBroadcastProcessFunction, kafkaSource, memorySink, runJob } from '@weir/engine';
+import { defineJob, json, type KeyedBroadcastProcessFunction, kafkaSource, memorySink, runJob, memoryIoOf } from '@weir/engine';
 import { createKafkaConnector, type KafkaAdmin, type KafkaConnector } from '@weir/kafka';
 import { createStateBackend } from '@weir/state';
 
@@ -70,8 +70,8 @@ describe('broadcast bootstrap over Kafka', () => {
     });
     try {
       const deadline = Date.now() + 60_000;
-      while (running.collected('out').length < TX && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
-      const versions = running.collected('out').map((r) => r.value as number);
+      while (memoryIoOf(running).collected('out').length < TX && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+      const versions = memoryIoOf(running).collected('out').map((r) => r.value as number);
       expect(versions).toHaveLength(TX);
       expect(versions.filter((v) => v !== RULES)).toEqual([]);
     } finally {

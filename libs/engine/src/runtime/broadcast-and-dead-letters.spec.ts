@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { memoryIoOf } from './memory-io';
 import { defineJob, type KeyedBroadcastProcessFunction, memorySink, memorySource, valueState } from '../index';
 import { TestDriver } from '../testing';
 
@@ -133,6 +134,6 @@ describe('stop', () => {
     const running = await runJob(job, { tenantId: 't', jobId: 'blocked', queueCapacity: 100, state: () => createStateBackend({ kind: 'memory' }) });
     await new Promise((resolve) => setTimeout(resolve, 100));
     await running.stop();
-    expect(running.collected('out').length).toBeGreaterThan(0);
+    expect(memoryIoOf(running).collected('out').length).toBeGreaterThan(0);
   });
 });

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { memoryIoOf } from './memory-io';
 import { createStateBackend } from '@weir/state';
 import { defineJob, generatorSource, type KeyedBroadcastProcessFunction, memorySink, runJob, type RunningJob } from '../index';
 
@@ -43,7 +44,7 @@ describe('broadcast bootstrap on a fresh start', () => {
   it('holds the data sources until every broadcast subtask has passed on what was available: every record is judged by a rule', async () => {
     const job = await start(rulesJob({ count: 4 }));
     await job.done;
-    const versions = job.collected('out').map((r) => r.value as number);
+    const versions = memoryIoOf(job).collected('out').map((r) => r.value as number);
     expect(versions).toHaveLength(3_000);
     // Both rules subtasks (versions 1, 3 and 2, 4) passed theirs on before any transaction was read.
     expect(versions.filter((v) => v < 3)).toEqual([]);
@@ -52,8 +53,8 @@ describe('broadcast bootstrap on a fresh start', () => {
   it('a paced (or endless) broadcast source releases the data after what was due at start: its first record', async () => {
     const job = await start(rulesJob({ ratePerSec: 1 }, 500));
     await new Promise((resolve) => setTimeout(resolve, 300));
-    await job.quiet();
-    const versions = job.collected('out').map((r) => r.value as number);
+    await memoryIoOf(job).quiet();
+    const versions = memoryIoOf(job).collected('out').map((r) => r.value as number);
     expect(versions.length).toBeGreaterThan(0);
     expect(versions.every((v) => v >= 1)).toBe(true);
   });
@@ -61,7 +62,7 @@ describe('broadcast bootstrap on a fresh start', () => {
   it('an empty broadcast source releases the data at once', async () => {
     const job = await start(rulesJob({ count: 0 }, 200));
     await job.done;
-    expect(job.collected('out').map((r) => r.value)).toEqual(Array(200).fill(0));
+    expect(memoryIoOf(job).collected('out').map((r) => r.value)).toEqual(Array(200).fill(0));
   });
 });
 
@@ -79,13 +80,13 @@ describe('pause after the next barrier (stop-with-savepoint)', () => {
     const cut = await job.triggerCheckpoint(1);
     const at = Number(cut.subtasks[0].sourcePositions!.index);
     await new Promise((resolve) => setTimeout(resolve, 200));
-    await job.quiet();
-    expect(job.collected('out')).toHaveLength(at);
+    await memoryIoOf(job).quiet();
+    expect(memoryIoOf(job).collected('out')).toHaveLength(at);
     // Later barriers still pass while paused, at the same position.
     const again = await job.triggerCheckpoint(2);
     expect(again.subtasks[0].sourcePositions).toEqual({ index: String(at) });
     job.resumeSources();
     await new Promise((resolve) => setTimeout(resolve, 200));
-    expect(job.collected('out').length).toBeGreaterThan(at);
+    expect(memoryIoOf(job).collected('out').length).toBeGreaterThan(at);
   });
 });

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { memoryIoOf } from './memory-io';
 import { defineJob, encodeKey, keyGroupFor, type KeyedProcessFunction, memorySink, memorySource, valueState } from '../index';
 import { TestDriver } from '../testing';
 
@@ -28,12 +29,12 @@ describe('aligned checkpoint barriers', () => {
     await driver.pushValues('in', ['a'], 0);
     await driver.pushValues('in', ['a'], 1);
     const { job: running } = driver;
-    running.push('in', [{ value: 'a' }], 1); // before the barrier on channel 1
+    memoryIoOf(running).push('in', [{ value: 'a' }], 1); // before the barrier on channel 1
     const checkpoint = running.triggerCheckpoint(1);
-    running.push('in', [{ value: 'a' }], 0); // after the barrier on channel 0
-    running.push('in', [{ value: 'b' }], 1); // after the barrier on channel 1
+    memoryIoOf(running).push('in', [{ value: 'a' }], 0); // after the barrier on channel 0
+    memoryIoOf(running).push('in', [{ value: 'b' }], 1); // after the barrier on channel 1
     const snapshot = await checkpoint;
-    await running.quiet();
+    await memoryIoOf(running).quiet();
 
     expect(driver.output('out')).toEqual(expect.arrayContaining(['a=4', 'b=1']));
     const keyed = snapshot.subtasks.find((s) => s.stageId === 'count')!;

@@ -11,16 +11,16 @@ import { BroadcastBootstrap } from './broadcast-bootstrap';
 import { CheckpointCoordinator } from './checkpoint-coordinator';
 import { ConnectorRegistry } from './connectors/connector-registry';
 import { sinkCommitsTopic } from './connectors/exactly-once-sink';
-import type { CollectedRecord } from './connectors/sink-writers';
 import type { SourceOutput } from './connectors/source-output';
 import type { KeyGroupMove } from './exchange/exchange';
 import { exchangeTopic } from './exchange/kafka-exchange-wire';
 import { MemoryBroadcastExchange, MemoryKeyedExchange } from './exchange/memory-exchange';
 import { JobAssembly } from './job-assembly';
 import { JobControl } from './job-control';
+import { type JobMemoryIo, MEMORY_IO } from './memory-io';
 import type { KeyGroupHandover } from './key-group-moves';
 import { type JobPlan, planJob } from './plan';
-import { type Clock, type DeadLetter, systemClock } from './ports';
+import { type Clock, systemClock } from './ports';
 import { InFlight, InputQueue } from './queue';
 import { type CheckpointSnapshot, JobRunError, type RunJobOptions, type RunningJob } from './running-job';
 import { present, type StageRuntime } from './stage-runtime';
@@ -240,41 +240,6 @@ class JobInstance implements RunningJob {
     return this.control.restoreKeyGroup(operatorId, keyGroup, image);
   }
 
-  push(sourceId: string, records: readonly { value: unknown; timestamp?: number }[], subtask = 0): void {
-    const input = this.memoryInput(sourceId, subtask);
-    const now = this.clock.now();
-    void input.emit(0, { values: records.map((r) => r.value), timestamps: records.map((r) => r.timestamp ?? now) });
-  }
-
-  pushWatermark(sourceId: string, watermark: number, subtask = 0): void {
-    this.memoryInput(sourceId, subtask).watermark(watermark);
-  }
-
-  endSource(sourceId: string): void {
-    const rt = this.stages.get(sourceId);
-    if (!rt) throw new JobRunError(`no source "${sourceId}"`);
-    for (const input of present(rt.memoryInputs)) input.end();
-  }
-
-  tick(): void {
-    for (const rt of this.stages.values()) {
-      for (const i of rt.local) rt.queues[i].offer({ kind: 'tick' });
-      for (const input of present(rt.memoryInputs)) input.tick();
-    }
-  }
-
-  quiet(): Promise<void> {
-    return this.inFlight.quiet();
-  }
-
-  collected(sinkId: string): readonly CollectedRecord[] {
-    return this.connectors.collected(sinkId);
-  }
-
-  deadLetters(): readonly DeadLetter[] {
-    return this.connectors.memoryLetters;
-  }
-
   sourcePositions(): Record<string, Record<string, string>[]> {
     const out: Record<string, Record<string, string>[]> = {};
     for (const rt of this.stages.values()) {
@@ -284,6 +249,30 @@ class JobInstance implements RunningJob {
     }
     return out;
   }
+
+  /** The test driver's in-memory I/O (memory-io.ts): not part of RunningJob. */
+  readonly [MEMORY_IO]: JobMemoryIo = {
+    push: (sourceId, records, subtask = 0) => {
+      const input = this.memoryInput(sourceId, subtask);
+      const now = this.clock.now();
+      void input.emit(0, { values: records.map((r) => r.value), timestamps: records.map((r) => r.timestamp ?? now) });
+    },
+    pushWatermark: (sourceId, watermark, subtask = 0) => this.memoryInput(sourceId, subtask).watermark(watermark),
+    endSource: (sourceId) => {
+      const rt = this.stages.get(sourceId);
+      if (!rt) throw new JobRunError(`no source "${sourceId}"`);
+      for (const input of present(rt.memoryInputs)) input.end();
+    },
+    tick: () => {
+      for (const rt of this.stages.values()) {
+        for (const i of rt.local) rt.queues[i].offer({ kind: 'tick' });
+        for (const input of present(rt.memoryInputs)) input.tick();
+      }
+    },
+    quiet: () => this.inFlight.quiet(),
+    collected: (sinkId) => this.connectors.collected(sinkId),
+    deadLetters: () => this.connectors.memoryLetters,
+  };
 
   stop(): Promise<void> {
     this.stopping ??= (async () => {

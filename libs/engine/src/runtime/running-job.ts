@@ -2,12 +2,11 @@ import type { KafkaConnector } from '@weir/kafka';
 import type { SubtaskMetricsSnapshot } from '@weir/metrics';
 import type { KeyedStateBackend } from '@weir/state';
 import type { RoutingTable } from '../keygroups';
-import type { CollectedRecord } from './connectors/sink-writers';
 import type { SinkEpoch } from './connectors/exactly-once-sink';
 import type { KeyGroupMove } from './exchange/exchange';
 import type { KeyGroupHandover } from './key-group-moves';
 import type { ParallelismOption } from './plan';
-import type { Clock, DeadLetter } from './ports';
+import type { Clock } from './ports';
 import type { SubtaskSnapshot } from './subtask';
 
 export interface SubtaskContext {
@@ -27,7 +26,7 @@ export interface RunJobOptions {
   readonly kafka?: KafkaConnector;
   /** Opens the keyed state backend of one keyed subtask (one directory per subtask for the LSM backend). */
   readonly state: (ctx: SubtaskContext) => Promise<KeyedStateBackend>;
-  /** Dead letters go to this Kafka topic; without it they are kept in memory (RunningJob.deadLetters()). */
+  /** Dead letters go to this Kafka topic; without it they are kept in memory (the test driver reads them). */
   readonly deadLetterTopic?: string;
   readonly clock?: Clock;
   /**
@@ -106,16 +105,6 @@ export interface RunningJob {
   /** The image of one key group of a keyed operator, taken in-band after every record routed to it so far. */
   snapshotKeyGroup(operatorId: string, keyGroup: number): Promise<Uint8Array>;
   restoreKeyGroup(operatorId: string, keyGroup: number, image: Uint8Array): Promise<void>;
-  /** Memory sources: feed records / a watermark / the end of input to one source subtask. */
-  push(sourceId: string, records: readonly MemorySourceRecord[], subtask?: number): void;
-  pushWatermark(sourceId: string, watermark: number, subtask?: number): void;
-  endSource(sourceId: string): void;
-  /** Lets processing-time timers see a clock that moved (manual clocks). */
-  tick(): void;
-  /** Resolves once every message offered so far has been handled (memory inputs; used by the test driver). */
-  quiet(): Promise<void>;
-  collected(sinkId: string): readonly CollectedRecord[];
-  deadLetters(): readonly DeadLetter[];
   /** Kafka sources: source id → per subtask, partition key → next offset. */
   sourcePositions(): Record<string, Record<string, string>[]>;
   /**

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { memoryIoOf } from './memory-io';
 import { defineJob, type KeyedProcessFunction, memorySink, memorySource } from '../index';
 import { TestDriver } from '../testing';
 
@@ -47,7 +48,7 @@ describe('processing-time timers at a stop-with-savepoint', () => {
     await driver.advanceProcessingTime(500);
     expect(driver.output('out')).toEqual([]);
     driver.job.resumeSources();
-    await driver.job.quiet();
+    await memoryIoOf(driver.job).quiet();
     expect(driver.output('out')).toEqual(['processing:a@1100']);
     // Later checkpoints hold nothing back.
     await driver.pushValues('in', ['b']);

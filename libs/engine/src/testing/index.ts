@@ -1,2 +1,3 @@
 export { TestDriver, type TestDriverOptions } from './test-driver';
 export { ManualClock } from './manual-clock';
+export { memoryIoOf, type JobMemoryIo } from '../runtime/memory-io';

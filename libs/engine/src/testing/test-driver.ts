@@ -5,6 +5,7 @@ import type { CollectedRecord } from '../runtime/connectors/sink-writers';
 import type { KeyGroupMove } from '../runtime/exchange/exchange';
 import type { DeadLetter } from '../runtime/ports';
 import type { ParallelismOption } from '../runtime/plan';
+import { type JobMemoryIo, memoryIoOf } from '../runtime/memory-io';
 import { type CheckpointSnapshot, type MemorySourceRecord, runJob, type RunningJob, type SubtaskContext } from '../runtime/run-job';
 import { ManualClock } from './manual-clock';
 
@@ -26,10 +27,15 @@ export interface TestDriverOptions {
  * Sources must be memorySource(); sinks memorySink() (Kafka ones would need a broker: use runJob for those).
  */
 export class TestDriver {
+  /** The job's in-memory inputs and outputs (memory-io.ts). */
+  readonly io: JobMemoryIo;
+
   private constructor(
     readonly job: RunningJob,
     readonly clock: ManualClock,
-  ) {}
+  ) {
+    this.io = memoryIoOf(job);
+  }
 
   static async start(definition: JobDefinition, options: TestDriverOptions = {}): Promise<TestDriver> {
     const clock = new ManualClock(options.startTime ?? 0);
@@ -47,8 +53,8 @@ export class TestDriver {
 
   /** Feeds records (values, or { value, timestamp } with event time) to a memory source and waits until handled. */
   async push<T>(sourceId: string, records: readonly MemorySourceRecord<T>[], subtask = 0): Promise<void> {
-    this.job.push(sourceId, records, subtask);
-    await this.job.quiet();
+    this.io.push(sourceId, records, subtask);
+    await this.io.quiet();
   }
 
   async pushValues<T>(sourceId: string, values: readonly T[], subtask = 0): Promise<void> {
@@ -56,28 +62,28 @@ export class TestDriver {
   }
 
   async pushWatermark(sourceId: string, watermark: number, subtask = 0): Promise<void> {
-    this.job.pushWatermark(sourceId, watermark, subtask);
-    await this.job.quiet();
+    this.io.pushWatermark(sourceId, watermark, subtask);
+    await this.io.quiet();
   }
 
   /** Moves processing time forward; due processing-time timers and TTL expiries take effect. */
   async advanceProcessingTime(ms: number): Promise<void> {
     this.clock.advance(ms);
-    this.job.tick();
-    await this.job.quiet();
+    this.io.tick();
+    await this.io.quiet();
   }
 
   output<T>(sinkId: string): T[] {
-    return this.job.collected(sinkId).map((r) => r.value as T);
+    return this.io.collected(sinkId).map((r) => r.value as T);
   }
 
   /** Value and timestamp of each output record (the runtime's own fields, such as ingestion time, left out). */
   outputRecords<T>(sinkId: string): CollectedRecord<T>[] {
-    return this.job.collected(sinkId).map((r) => ({ value: r.value as T, timestamp: r.timestamp }));
+    return this.io.collected(sinkId).map((r) => ({ value: r.value as T, timestamp: r.timestamp }));
   }
 
   deadLetters(): readonly DeadLetter[] {
-    return this.job.deadLetters();
+    return this.io.deadLetters();
   }
 
   routingTable(operatorId: string): RoutingTable {
@@ -99,13 +105,13 @@ export class TestDriver {
   /** Takes an aligned checkpoint and waits until every subtask contributed its part. */
   async checkpoint(checkpointId: number): Promise<CheckpointSnapshot> {
     const snapshot = await this.job.triggerCheckpoint(checkpointId);
-    await this.job.quiet();
+    await this.io.quiet();
     return snapshot;
   }
 
   /** Ends every memory source (watermark +∞ fires all event-time timers) and waits for the job to finish. */
   async end(...sourceIds: string[]): Promise<void> {
-    for (const id of sourceIds) this.job.endSource(id);
+    for (const id of sourceIds) this.io.endSource(id);
     await this.job.done;
   }
 

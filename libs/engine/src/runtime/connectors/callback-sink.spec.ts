@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { memoryIoOf } from '../memory-io';
 import { createStateBackend } from '@weir/state';
 import { aggregate, callbackSink, defineJob, generatorSource, runJob, type SinkResult, tumbling, type WindowResult } from '../../index';
 
@@ -26,6 +27,6 @@ describe('callbackSink', () => {
     expect(seen.every((r) => r.count === 50 && (r.timestamp + 1) % 100 === 0)).toBe(true);
     expect(new Set(seen.map((r) => `${r.key}@${r.timestamp}`)).size).toBe(20);
     expect(batches.length).toBeGreaterThan(0);
-    expect(running.collected('out')).toHaveLength(0);
+    expect(memoryIoOf(running).collected('out')).toHaveLength(0);
   });
 });
