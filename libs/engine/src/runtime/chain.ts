@@ -1,7 +1,7 @@
 /**
  * Operators chained inside one subtask (forward edges): stateless transforms, and the terminals a chain ends in —
  * sinks, keyed exchanges and broadcast exchanges. `push` is synchronous; terminals buffer what they receive and the
- * subtask awaits `flush()` once per input batch, so I/O happens per batch, never per record.
+ * subtask awaits `emit()` once per input batch, so I/O happens per batch, never per record.
  */
 import { keyGroupOfKey, type KeyValue } from '../keygroups';
 import type { SinkWriter } from './connectors/sink-writers';
@@ -14,12 +14,12 @@ export interface ChainNode {
 }
 
 export interface ChainTerminal {
-  /** `positions`: the source positions of the batch being flushed, when a source batch produced it. */
-  flush(positions?: Readonly<Record<string, string>>): Promise<void>;
+  /** Hands on what it holds (a sink write, an exchange send). `positions`: those of the source batch it came from. */
+  emit(positions?: Readonly<Record<string, string>>): Promise<void>;
   onWatermark(watermark: number): Promise<void>;
   onIdle(): Promise<void>;
   onEnd(): Promise<void>;
-  /** Forwards a checkpoint barrier downstream (after the subtask flushed and snapshotted). */
+  /** Forwards a checkpoint barrier downstream (after the subtask emitted its outputs and snapshotted). */
   onBarrier(checkpointId: number): Promise<void>;
 }
 
@@ -108,7 +108,7 @@ export class SinkTerminal implements ChainNode, ChainTerminal {
     this.adopted = false;
   }
 
-  async flush(): Promise<void> {
+  async emit(): Promise<void> {
     if (this.pending.length === 0) return;
     const batch = this.pending;
     this.pending = [];
@@ -141,7 +141,7 @@ export class SinkTerminal implements ChainNode, ChainTerminal {
     return this.writer.close();
   }
 
-  /** Everything before the barrier was flushed to the sink already (exactly-once sinks arrive with issue 5). */
+  /** Everything before the barrier was handed to the sink already (exactly-once sinks seal their epoch here). */
   onBarrier(): Promise<void> {
     return Promise.resolve();
   }
@@ -200,7 +200,7 @@ export class KeyByTerminal implements ChainNode, ChainTerminal {
     }
   }
 
-  async flush(positions?: Readonly<Record<string, string>>): Promise<void> {
+  async emit(positions?: Readonly<Record<string, string>>): Promise<void> {
     if (this.pending.length === 0) return;
     const batch = this.pending;
     this.pending = [];
@@ -239,7 +239,7 @@ export class BroadcastTerminal implements ChainNode, ChainTerminal {
     for (const r of records) this.pending.push(r);
   }
 
-  async flush(): Promise<void> {
+  async emit(): Promise<void> {
     if (this.pending.length === 0) return;
     const batch = this.pending;
     this.pending = [];

@@ -82,7 +82,7 @@ export class JobAssembly {
           for (const n of sideOutputs.get(tag) ?? []) n.push(records);
         },
         // The subtask is built below; the operator only calls this while it runs.
-        flushOutput: () => rt.subtasks[index]!.flushOutput(),
+        emitOutputs: () => rt.subtasks[index]!.emitOutputs(),
       };
       operator =
         root.kind === 'process'

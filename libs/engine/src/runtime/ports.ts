@@ -24,10 +24,10 @@ export interface DeadLetter {
   readonly timestamp: number;
 }
 
-/** Collects dead letters during a batch; `flush` writes them (one batched write) before the batch's outputs. */
+/** Collects dead letters during a batch; `emit` writes them (one batched write) before the batch's outputs. */
 export interface DeadLetterQueue {
   add(letter: DeadLetter): void;
-  flush(): Promise<void>;
+  emit(): Promise<void>;
 }
 
 /** Per-subtask metrics: libs/metrics' SubtaskMetrics (synchronous, O(1) per record or batch). */

@@ -86,7 +86,7 @@ function channelOf(message: InputMessage): string | null {
 }
 
 /**
- * One subtask's loop: take a message, run it through the stage's operators, flush every terminal once, repeat.
+ * One subtask's loop: take a message, run it through the stage's operators, emit every terminal's outputs once, repeat.
  * Watermarks are min-combined across data channels; processing-time timers fire when the clock passes them.
  */
 export class Subtask {
@@ -223,7 +223,7 @@ export class Subtask {
         return this.onBarrier(message);
       case 'data': {
         if (message.records.length === 0) {
-          await this.flush();
+          await this.emit();
           return false;
         }
         if (operator) {
@@ -233,12 +233,12 @@ export class Subtask {
         } else {
           for (const n of head) n.push(message.records);
         }
-        await this.flush(operator ? undefined : message.positions);
+        await this.emit(operator ? undefined : message.positions);
         return false;
       }
       case 'broadcast':
         (operator as BroadcastProcessOperator).processBroadcast(message.records);
-        await this.flush();
+        await this.emit();
         return false;
       case 'watermark':
         await this.advance(operator ? this.watermarks.onWatermark(message.channel, message.watermark) : message.watermark);
@@ -261,14 +261,14 @@ export class Subtask {
         // Control reads and replaces backend state directly: it must see what the operator holds in memory.
         await operator?.persistState();
         await message.run();
-        await this.flush();
+        await this.emit();
         return false;
     }
   }
 
   private async onBarrier(message: InputMessage & { kind: 'barrier' }): Promise<boolean> {
     if (!this.parts.operator) {
-      await this.flush();
+      await this.emit();
       this.parts.onSnapshot(message.checkpointId, {
         stageId: this.parts.stageId,
         subtask: this.parts.env.subtask,
@@ -295,7 +295,7 @@ export class Subtask {
     if (!alignment) return false;
     if (!this.allChannels().every((c) => alignment.seen.has(c) || this.endedChannels.has(c))) return false;
     const operator = this.parts.operator!;
-    await this.flush();
+    await this.emit();
     const keyGroups = await operator.snapshotOwnedKeyGroups();
     this.parts.onSnapshot(alignment.checkpointId, {
       stageId: this.parts.stageId,
@@ -337,7 +337,7 @@ export class Subtask {
     if (watermark === null || watermark <= this.watermark) return;
     this.watermark = watermark;
     if (this.parts.operator) await this.parts.operator.advanceWatermark(watermark);
-    await this.flush();
+    await this.emit();
     await this.forEachTerminal((t) => t.onWatermark(watermark));
   }
 
@@ -348,7 +348,7 @@ export class Subtask {
     const next = operator.nextProcessingTimer();
     if (next === undefined || next > now) return;
     await operator.advanceProcessingTime(now);
-    await this.flush();
+    await this.emit();
   }
 
   private recordKeys(records: readonly KeyedRecord[]): void {
@@ -361,16 +361,16 @@ export class Subtask {
    * Hands what the chain holds to its terminals and waits for them: the operator calls it between chunks of a long
    * firing, so that results reach the sink (and become garbage) while they are young instead of all at the end.
    */
-  flushOutput(): Promise<void> {
-    return this.flush();
+  emitOutputs(): Promise<void> {
+    return this.emit();
   }
 
   /** `positions`: those of the source batch just pushed, for keyed exchanges to pass on. */
-  private async flush(positions?: Readonly<Record<string, string>>): Promise<void> {
+  private async emit(positions?: Readonly<Record<string, string>>): Promise<void> {
     const { env } = this.parts;
     env.metrics.enter('backpressured', env.clock.now());
-    await env.deadLetters.flush();
-    await this.forEachTerminal((t) => t.flush(positions));
+    await env.deadLetters.emit();
+    await this.forEachTerminal((t) => t.emit(positions));
     env.metrics.enter('busy', env.clock.now());
   }
 

@@ -13,7 +13,7 @@ export class MemoryDeadLetters implements DeadLetterQueue {
     this.metrics?.onDeadLetter(1);
   }
 
-  flush(): Promise<void> {
+  emit(): Promise<void> {
     return Promise.resolve();
   }
 
@@ -44,7 +44,7 @@ export class KafkaDeadLetters implements DeadLetterQueue {
     this.pending.push(letter);
   }
 
-  async flush(): Promise<void> {
+  async emit(): Promise<void> {
     if (this.pending.length === 0) return;
     const batch = this.pending;
     this.pending = [];
@@ -69,7 +69,7 @@ export class KafkaDeadLetters implements DeadLetterQueue {
   }
 
   async close(): Promise<void> {
-    await this.flush();
+    await this.emit();
     if (this.started) await this.started.catch(() => undefined);
     await this.writer.close();
   }

@@ -1,7 +1,7 @@
 import { type ChainEnv, SinkTerminal } from '../chain';
 import type { ExactlyOnceKafkaSinkWriter } from './exactly-once-sink';
 
-/** A sink terminal whose barrier seals the exactly-once writer's epoch (everything before it was flushed already). */
+/** A sink terminal whose barrier seals the exactly-once writer's epoch (everything before it was handed to the writer already). */
 export class EpochSinkTerminal extends SinkTerminal {
   constructor(
     private readonly epochs: ExactlyOnceKafkaSinkWriter,

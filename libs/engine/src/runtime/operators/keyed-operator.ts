@@ -26,7 +26,7 @@ export interface KeyedOperatorEnv extends ChainEnv {
   /** Receives side outputs by tag id. */
   readonly emitSide: (tagId: string, records: readonly StreamRecord[]) => void;
   /** Waits until the terminals downstream took everything emitted so far (the subtask's flush). */
-  readonly flushOutput: () => Promise<void>;
+  readonly emitOutputs: () => Promise<void>;
 }
 
 /**
@@ -334,7 +334,7 @@ export abstract class KeyedOperator implements KeyedStreamOperator {
   /** Emits what is pending and waits until the terminals took it (see FIRING_CHUNK). */
   protected async handOver(): Promise<void> {
     this.drain();
-    await this.env.flushOutput();
+    await this.env.emitOutputs();
   }
 
   protected drain(): void {
