@@ -2,13 +2,25 @@ import { UnrecoverableError, Worker, type Job } from 'bullmq';
 import { consumerConnection, withTimeout, type ProtocolConfig } from './connection';
 import { CommandRejectedError, ProtocolValidationError } from './errors';
 import { defaultLogger, errorFields, type ProtocolLogger } from './logger';
-import { workerCommandSchema, type MoveKeyGroups, type MoveReport, type RunSubtasks, type StopSubtasks, type TakeSavepoint } from './messages/commands';
+import {
+  workerCommandSchema,
+  type MoveKeyGroups,
+  type MoveReport,
+  type RescaleProgress,
+  type RescaleReport,
+  type RescaleRun,
+  type RunSubtasks,
+  type StopSubtasks,
+  type TakeSavepoint,
+} from './messages/commands';
 import { workerCommandsQueue } from './names';
 import { parseMessage } from './validate';
 
 export interface CommandContext {
   /** 1 on the first delivery; higher when BullMQ retries after a failure or a crash. */
   readonly attempt: number;
+  /** Publishes how far a long command is (the BullMQ job's progress, which the control plane reads). */
+  progress(progress: RescaleProgress): Promise<void>;
 }
 
 /**
@@ -23,6 +35,8 @@ export interface CommandHandlers {
   'take-savepoint'?(command: TakeSavepoint, context: CommandContext): Promise<void>;
   /** Optional likewise; its report is the command's result (the BullMQ job's return value). */
   'move-key-groups'?(command: MoveKeyGroups, context: CommandContext): Promise<MoveReport>;
+  /** Optional likewise; reports progress on the way, and its report is the command's result. */
+  'rescale-run'?(command: RescaleRun, context: CommandContext): Promise<RescaleReport>;
 }
 
 export interface CommandConsumerOptions {
@@ -48,7 +62,7 @@ export function createCommandConsumer(
   const logger = options.logger ?? defaultLogger();
   const queueName = workerCommandsQueue(workerId);
 
-  const handleJob = async (job: Job): Promise<MoveReport | undefined> => {
+  const handleJob = async (job: Job): Promise<MoveReport | RescaleReport | undefined> => {
     let command;
     try {
       command = parseMessage(workerCommandSchema, job.data, `command ${job.name}`);
@@ -56,15 +70,18 @@ export function createCommandConsumer(
       logger.error({ workerId, jobId: job.id, ...errorFields(err) }, 'rejected an invalid command');
       throw new UnrecoverableError((err as Error).message);
     }
-    const context: CommandContext = { attempt: job.attemptsMade + 1 };
+    const context: CommandContext = { attempt: job.attemptsMade + 1, progress: (progress) => job.updateProgress(progress) };
     const fields = { workerId, type: command.type, idempotencyKey: command.idempotencyKey, attempt: context.attempt };
     try {
-      let result: MoveReport | undefined;
+      let result: MoveReport | RescaleReport | undefined;
       if (command.type === 'run-subtasks') await handlers['run-subtasks'](command, context);
       else if (command.type === 'stop-subtasks') await handlers['stop-subtasks'](command, context);
       else if (command.type === 'move-key-groups') {
         if (!handlers['move-key-groups']) throw new CommandRejectedError('this worker does not move key groups');
         result = await handlers['move-key-groups'](command, context);
+      } else if (command.type === 'rescale-run') {
+        if (!handlers['rescale-run']) throw new CommandRejectedError('this worker does not rescale runs live');
+        result = await handlers['rescale-run'](command, context);
       } else if (handlers['take-savepoint']) await handlers['take-savepoint'](command, context);
       else throw new CommandRejectedError('this worker does not take savepoints');
       logger.info(fields, 'command applied');

@@ -78,6 +78,12 @@ export const runSubtasksSchema = z
     config: jobConfigSchema.optional(),
     /** Restore state from this checkpoint or savepoint before processing; absent for a fresh start. */
     restoreFrom: z.strictObject({ snapshotId: z.string().min(1).max(200), location: z.string().min(1).max(1024) }).optional(),
+    /**
+     * This process joins its run while the run keeps running (a live rescale out): it restores nothing and starts with
+     * no key groups (process 0 moves some to it), runs no source subtask, and plans the run's sources at `parallelism`
+     * here, what the run had before (a live rescale keeps its sources' parallelism). Absent: a process of a new run.
+     */
+    joining: z.strictObject({ parallelism: z.record(resourceId, z.number().int().min(1).max(32768)) }).optional(),
     /** Restore even though the snapshot holds state of operators the bundle lacks (that state is dropped). */
     allowNonRestoredState: z.boolean().optional(),
     /** Periodic checkpoints and the sinks' delivery guarantee; absent: no checkpoints, at-least-once sinks. */
@@ -164,12 +170,65 @@ export const moveReportSchema = z.strictObject({
 });
 export type MoveReport = z.infer<typeof moveReportSchema>;
 
+const rescaleId = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/, 'expected 1-128 of [A-Za-z0-9._-], not starting with . _ -');
+
+/**
+ * Changes a running run's keyed parallelism live (Kafka exchange): sent to process 0's worker once the joining
+ * processes (if any) were sent their run-subtasks with `joining`. Process 0 counts the joiners into the run's
+ * checkpoints, moves key groups in small steps, between checkpoints, so that each keyed operator's subtasks own even
+ * shares; scaling in, it moves every key group off the processes at or past `processes` (the retirees), takes a
+ * checkpoint that commits their output and leaves them out of later ones. The retirees then idle, owning nothing,
+ * until the control plane, having recorded the report, sends them stop-subtasks. Operators that are not keyed
+ * (sources) keep their parallelism whatever `parallelism` says of them; a change live moves cannot make (fewer
+ * processes than a source's subtasks, a keyed operator whose output feeds another keyBy, a run in one process) is
+ * refused (CommandRejected: the command fails at once, naming why), and the control plane restarts the run instead.
+ * Progress is the BullMQ job's progress ({ moved, total } key groups); the result is a RescaleReport.
+ */
+export const rescaleRunSchema = z.strictObject({
+  ...commandBase,
+  type: z.literal('rescale-run'),
+  runNo: z.number().int().min(0),
+  rescaleId,
+  /** The run's process count once rescaled: joiners are the processes from the old count up, retirees from this up. */
+  processes: z.number().int().min(1).max(4096),
+  /** Subtasks per keyed operator after the rescale (operators not named keep theirs). */
+  parallelism: z.record(resourceId, z.number().int().min(1).max(32768)),
+  reason: z.string().max(500),
+});
+
+/** The rescale's progress, as the command's BullMQ job progress: key groups moved of those to move. */
+export const rescaleProgressSchema = z.strictObject({ moved: z.number().int().nonnegative(), total: z.number().int().nonnegative() });
+export type RescaleProgress = z.infer<typeof rescaleProgressSchema>;
+
+/** What a live rescale did: the command's result. */
+export const rescaleReportSchema = z.strictObject({
+  rescaleId: z.string(),
+  processes: z.number().int().min(1),
+  /** Subtasks per operator across the run now (sources included), as run-subtasks' `parallelism` would say. */
+  parallelism: z.record(resourceId, z.number().int().min(1)),
+  /** Per keyed operator, the owner of each key group now. */
+  routing: z.record(resourceId, z.array(subtaskIndex)),
+  moved: z.array(
+    z.strictObject({
+      operatorId: resourceId,
+      keyGroup: z.number().int().min(0),
+      fromSubtask: subtaskIndex,
+      toSubtask: subtaskIndex,
+      bytes: z.number().int().nonnegative(),
+      pauseMs: z.number().nonnegative(),
+    }),
+  ),
+  durationMs: z.number().nonnegative(),
+});
+export type RescaleReport = z.infer<typeof rescaleReportSchema>;
+
 /** Control plane → one worker, on that worker's command queue. */
-export const workerCommandSchema = z.discriminatedUnion('type', [runSubtasksSchema, stopSubtasksSchema, takeSavepointSchema, moveKeyGroupsSchema]);
+export const workerCommandSchema = z.discriminatedUnion('type', [runSubtasksSchema, stopSubtasksSchema, takeSavepointSchema, moveKeyGroupsSchema, rescaleRunSchema]);
 export type WorkerCommand = z.infer<typeof workerCommandSchema>;
 export type RunSubtasks = z.infer<typeof runSubtasksSchema>;
 export type StopSubtasks = z.infer<typeof stopSubtasksSchema>;
 export type TakeSavepoint = z.infer<typeof takeSavepointSchema>;
 export type MoveKeyGroups = z.infer<typeof moveKeyGroupsSchema>;
+export type RescaleRun = z.infer<typeof rescaleRunSchema>;
 /** Take-savepoint goes to process 0 of a run, which leads its checkpoints; every process stops with it when asked. */
 export type WorkerCommandType = WorkerCommand['type'];
