@@ -61,6 +61,7 @@ export class WorkerApp {
         'stop-subtasks': (command) => this.supervisor.stop(command),
         'take-savepoint': (command) => this.supervisor.takeSavepoint(command),
         'move-key-groups': (command) => this.supervisor.moveKeyGroups(command),
+        'rescale-run': (command, context) => this.supervisor.rescale(command, context),
       },
       { logger },
     );

@@ -41,6 +41,10 @@ export class CheckpointLeader {
   private readonly ready = new Set<number>([0]);
   private readonly allReady: Promise<void>;
   private markReady!: () => void;
+  /** The processes whose parts make a checkpoint: the run's count, changed by a live rescale. */
+  private processes: number;
+  /** A live rescale out waiting for its joiners to say they are ready. */
+  private joining: { readonly count: number; readonly resolve: () => void } | null = null;
   private collecting: Collecting | null = null;
   private chain: Promise<unknown> = Promise.resolve();
   private timer: NodeJS.Timeout | undefined;
@@ -58,6 +62,7 @@ export class CheckpointLeader {
     restoredCheckpointId: number | null,
   ) {
     this.base = restoredCheckpointId;
+    this.processes = options.processes;
     this.allReady = new Promise((resolve) => (this.markReady = resolve));
     if (options.processes === 1) this.markReady();
   }
@@ -67,20 +72,22 @@ export class CheckpointLeader {
       case 'ready':
         if (!this.ready.has(from)) {
           this.ready.add(from);
-          if (this.ready.size === this.options.processes) this.markReady();
+          if (this.allHeard(this.options.processes)) this.markReady();
+          if (this.joining && this.allHeard(this.joining.count)) this.joining.resolve();
         }
         void this.channel.publish({ type: 'hello', ready: [...this.ready] }).catch(() => undefined);
         return;
       case 'part': {
         const c = this.collecting;
-        if (!c || c.checkpointId !== message.checkpointId) return;
+        // A process that joined after the trigger, or retired before it, has no part in this checkpoint.
+        if (!c || c.checkpointId !== message.checkpointId || from >= this.processes) return;
         c.parts.set(from, { operators: message.operators, stats: message.stats });
-        if (c.parts.size === this.options.processes) c.resolve();
+        if (c.parts.size === this.processes) c.resolve();
         return;
       }
       case 'part-failed': {
         const c = this.collecting;
-        if (c && c.checkpointId === message.checkpointId) c.reject(new Error(`process ${from} could not store its part: ${message.message}`));
+        if (c && c.checkpointId === message.checkpointId && from < this.processes) c.reject(new Error(`process ${from} could not store its part: ${message.message}`));
         return;
       }
     }
@@ -124,6 +131,56 @@ export class CheckpointLeader {
    */
   between<T>(work: () => Promise<T>): Promise<T> {
     return this.enqueue(work);
+  }
+
+  /**
+   * A live rescale out, in the leader's order: once processes [current, count) have said they are ready (within
+   * `timeoutMs`), checkpoints take their parts too. They own no key group yet, so they join between two checkpoints
+   * with nothing to cut; a barrier reaches them through the exchange once they do.
+   */
+  grow(count: number, timeoutMs: number): Promise<void> {
+    return this.enqueue(async () => {
+      if (count <= this.processes) return;
+      let timer: NodeJS.Timeout | undefined;
+      try {
+        await new Promise<void>((resolve, reject) => {
+          if (this.allHeard(count)) return resolve();
+          this.joining = { count, resolve };
+          timer = setTimeout(() => {
+            const missing = Array.from({ length: count }, (_, i) => i).filter((i) => !this.ready.has(i));
+            reject(new Error(`processes ${missing.join(', ')} did not join the run within ${timeoutMs / 1000} s`));
+          }, timeoutMs);
+        });
+      } finally {
+        clearTimeout(timer);
+        this.joining = null;
+      }
+      this.processes = count;
+    });
+  }
+
+  /**
+   * A live rescale in, in the leader's order, once the retiring processes (from `count` up) own nothing: one more
+   * checkpoint with their parts, so that what they wrote before giving their key groups away commits (their
+   * exactly-once sinks commit on its completion), then checkpoints go on without them.
+   */
+  shrink(count: number): Promise<void> {
+    return this.enqueue(async () => {
+      if (count >= this.processes) return;
+      if (this.options.intervalMs > 0) await this.take();
+      this.processes = count;
+      for (const p of [...this.ready]) if (p >= count) this.ready.delete(p);
+    });
+  }
+
+  /** The processes checkpoints take parts from now. */
+  get processCount(): number {
+    return this.processes;
+  }
+
+  private allHeard(count: number): boolean {
+    for (let p = 0; p < count; p++) if (!this.ready.has(p)) return false;
+    return true;
   }
 
   /** Stops scheduling and waits for a checkpoint in progress. */

@@ -4,7 +4,7 @@
  */
 import type { JobConfig } from '@weir/engine';
 import type { SubtaskMetricsSnapshot } from '@weir/metrics';
-import type { MoveReport } from '@weir/protocol';
+import type { MoveReport, RescaleProgress, RescaleReport } from '@weir/protocol';
 
 export interface StartJobMessage {
   readonly type: 'start';
@@ -36,6 +36,8 @@ export interface StartJobMessage {
   readonly restoreFrom?: { readonly snapshotId: string; readonly location: string };
   /** Restore even if the snapshot holds state of operators this bundle does not have (that state is dropped). */
   readonly allowNonRestoredState?: boolean;
+  /** This process joins its run while it runs (a live rescale): the run's parallelism before it, for its sources. */
+  readonly joining?: { readonly parallelism: Readonly<Record<string, number>> };
 }
 
 export interface JobCheckpointing {
@@ -64,7 +66,17 @@ export interface MoveMessage {
   readonly moves: readonly { readonly keyGroup: number; readonly fromSubtask: number; readonly toSubtask: number }[];
 }
 
-export type ToJobHost = StartJobMessage | StopJobMessage | SavepointMessage | MoveMessage;
+/** A live rescale of the run (process 0 only: it leads the run). */
+export interface RescaleMessage {
+  readonly type: 'rescale';
+  readonly rescaleId: string;
+  /** The run's process count once rescaled. */
+  readonly processes: number;
+  /** Subtasks wanted per keyed operator. */
+  readonly parallelism: Readonly<Record<string, number>>;
+}
+
+export type ToJobHost = StartJobMessage | StopJobMessage | SavepointMessage | MoveMessage | RescaleMessage;
 
 export type FromJobHost =
   | { readonly type: 'started'; readonly subtasks: readonly { readonly operatorId: string; readonly subtask: number }[] }
@@ -75,5 +87,9 @@ export type FromJobHost =
   | { readonly type: 'savepoint-failed'; readonly savepointId: string; readonly message: string }
   | { readonly type: 'moved'; readonly report: MoveReport }
   | { readonly type: 'move-failed'; readonly moveId: string; readonly message: string }
+  | ({ readonly type: 'rescale-progress'; readonly rescaleId: string } & RescaleProgress)
+  | { readonly type: 'rescaled'; readonly report: RescaleReport }
+  /** `refused`: nothing changed (the run goes on as it was); else the job host leaves the run to be restored. */
+  | { readonly type: 'rescale-failed'; readonly rescaleId: string; readonly message: string; readonly refused: boolean }
   | { readonly type: 'finished' }
   | { readonly type: 'failed'; readonly message: string };

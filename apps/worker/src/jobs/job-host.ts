@@ -23,7 +23,9 @@ import { KafkaRunControl } from '../runs/kafka-run-control';
 import { KeyGroupMover, MoveLeader } from '../runs/key-group-mover';
 import { LocalRunControl, type RunControlChannel } from '../runs/run-control';
 import { localSubtasks, ownsSinkEpoch } from '../runs/process-layout';
-import type { FromJobHost, MoveMessage, StartJobMessage, ToJobHost } from './ipc';
+import { RescaleLeader } from '../runs/rescale-leader';
+import { RescaleRefusedError } from '../runs/rescale-plan';
+import type { FromJobHost, MoveMessage, RescaleMessage, StartJobMessage, ToJobHost } from './ipc';
 import { assertTopicsInNamespace } from './topic-namespace';
 
 const METRICS_INTERVAL_MS = 1_000;
@@ -37,6 +39,9 @@ function send(message: FromJobHost): void {
 let job: RunningJob | undefined;
 let leader: CheckpointLeader | null = null;
 let moveLeader: MoveLeader | null = null;
+let rescaleLeader: RescaleLeader | null = null;
+/** The run's parallelism map as this process was started with it (a rescale's report starts from it). */
+let runParallelism: Readonly<Record<string, number>> = {};
 let spreadOver = 1;
 let participant: CheckpointParticipant | undefined;
 let channel: RunControlChannel | undefined;
@@ -81,10 +86,11 @@ async function start(message: StartJobMessage): Promise<void> {
   verdictTimeoutMs = (checkpointing?.timeoutMs ?? DEFAULT_CHECKPOINT_TIMEOUT_MS) + 60_000;
   const backends = new Set<CheckpointableStateBackend>();
   const spread = layout.count > 1;
+  const shape = joiningShape(definition.nodes, message);
   job = await runJob(definition, {
     tenantId: message.tenantId,
     jobId: message.jobId,
-    parallelism: { default: 1, ...message.parallelism },
+    parallelism: { default: 1, ...shape.parallelism },
     kafka,
     deadLetterTopic: message.deadLetterTopic,
     delivery: checkpointing?.delivery ?? 'at-least-once',
@@ -92,7 +98,8 @@ async function start(message: StartJobMessage): Promise<void> {
     ...(message.routing ? { routing: message.routing } : {}),
     ...(message.subtaskRecordsPerSecond ? { subtaskRecordsPerSecond: message.subtaskRecordsPerSecond } : {}),
     // A run over several processes: each runs its own subtasks, and keyed edges go through the Kafka exchange.
-    ...(spread ? { exchange: 'kafka' as const, subtasks: localSubtasks(message.parallelism, message.subtasks ?? {}) } : {}),
+    ...(spread ? { exchange: 'kafka' as const, subtasks: shape.subtasks } : {}),
+    ...(message.joining ? { joining: true } : {}),
     ...(restore ? { restore } : {}),
     // A changelog per key group: checkpoints upload what changed, plus each key group's full image on its turn.
     state: async (ctx) => {
@@ -107,6 +114,7 @@ async function start(message: StartJobMessage): Promise<void> {
   });
   const running = job;
   spreadOver = layout.count;
+  runParallelism = message.parallelism;
   channel = spread ? new KafkaRunControl(kafka, { ...scope, run, process: layout.index }) : new LocalRunControl();
   const mine = message.subtasks;
   const mover = new KeyGroupMover(running, createBlobStore(config), scope, channel, (operatorId, subtask) =>
@@ -153,6 +161,7 @@ async function start(message: StartJobMessage): Promise<void> {
       point?.checkpointId ?? null,
     );
     moveLeader = new MoveLeader(channel);
+    rescaleLeader = new RescaleLeader(running, leader, moveLeader, MOVE_TIMEOUT_MS);
   }
   let acknowledged = layout.index === 0;
   await channel.start(({ from, message: m }) => {
@@ -228,6 +237,35 @@ async function move(message: MoveMessage): Promise<void> {
   }
 }
 
+/**
+ * A live rescale of the run (process 0 only). A refusal changes nothing and the run goes on; a failure after it
+ * began (a joiner that never came, a move that failed half-way) leaves the job host to die unannounced (LOST), and
+ * the control plane restores the run from its latest checkpoint at the new parallelism.
+ */
+async function rescale(message: RescaleMessage): Promise<void> {
+  const lead = rescaleLeader;
+  if (!lead || !job) {
+    return send({ type: 'rescale-failed', rescaleId: message.rescaleId, message: job ? 'only process 0 of a run rescales it' : 'the job is not running yet', refused: true });
+  }
+  const command = { rescaleId: message.rescaleId, fromProcesses: spreadOver, toProcesses: message.processes, parallelism: message.parallelism, runParallelism };
+  try {
+    lead.plan(command);
+  } catch (err) {
+    if (!(err instanceof RescaleRefusedError)) throw err;
+    return send({ type: 'rescale-failed', rescaleId: message.rescaleId, message: err.message, refused: true });
+  }
+  try {
+    const report = await lead.lead(command, (p) => send({ type: 'rescale-progress', rescaleId: message.rescaleId, ...p }));
+    spreadOver = message.processes;
+    runParallelism = report.parallelism;
+    send({ type: 'rescaled', report });
+  } catch (err) {
+    send({ type: 'rescale-failed', rescaleId: message.rescaleId, message: (err as Error).message, refused: false });
+    process.stderr.write(`job host ${process.pid}: rescale ${message.rescaleId} failed (${(err as Error).message}); leaving the run to be restored\n`);
+    setTimeout(() => process.exit(70), 50);
+  }
+}
+
 /** Stops checkpointing and the job (once, however many ask). The job's end then exits the process. */
 function shutdown(): Promise<void> {
   stopping ??= (async () => {
@@ -264,6 +302,27 @@ function verdictOn(savepointId: string, timeoutMs: number): Promise<string | nul
   });
 }
 
+/**
+ * The engine's parallelism and this process's subtasks. A process joining a running run (a live rescale) plans the
+ * sources at the run's old parallelism and runs none of them: sources keep their subtasks, in the processes that
+ * were there.
+ */
+function joiningShape(
+  nodes: readonly { readonly id: string; readonly kind: string }[],
+  message: StartJobMessage,
+): { parallelism: Record<string, number>; subtasks: Record<string, number[]> } {
+  const parallelism: Record<string, number> = { ...message.parallelism };
+  const subtasks = localSubtasks(message.parallelism, message.subtasks ?? {});
+  if (!message.joining) return { parallelism, subtasks };
+  for (const node of nodes) {
+    if (node.kind !== 'source') continue;
+    const before = message.joining.parallelism[node.id];
+    if (before !== undefined) parallelism[node.id] = before;
+    subtasks[node.id] = [];
+  }
+  return { parallelism, subtasks };
+}
+
 function filesOf(manifest: CheckpointManifest): Set<string> {
   const files = new Set<string>();
   for (const o of manifest.operators) for (const s of o.subtasks) for (const f of [...s.files, ...s.metadata]) files.add(f.sha256);
@@ -287,6 +346,8 @@ process.on('message', (message: ToJobHost) => {
     stop(message.savepointId).catch((err: Error) => exit({ type: 'failed', message: `stop failed: ${err.message}` }, 1));
   } else if (message.type === 'move') {
     void move(message);
+  } else if (message.type === 'rescale') {
+    rescale(message).catch((err: Error) => send({ type: 'rescale-failed', rescaleId: message.rescaleId, message: err.message, refused: true }));
   } else if (message.type === 'savepoint') {
     if (!leader) return send({ type: 'savepoint-failed', savepointId: message.savepointId, message: job ? 'only process 0 of a run takes savepoints' : 'the job is not running yet' });
     leader.savepoint(message.savepointId).catch((err: Error) =>

@@ -1,8 +1,8 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { extname, join } from 'node:path';
 import type { SubtaskMetricsSnapshot } from '@weir/metrics';
-import type { MoveReport } from '@weir/protocol';
-import type { FromJobHost, MoveMessage, StartJobMessage, ToJobHost } from './ipc';
+import type { MoveReport, RescaleProgress, RescaleReport } from '@weir/protocol';
+import type { FromJobHost, MoveMessage, RescaleMessage, StartJobMessage, ToJobHost } from './ipc';
 
 /**
  * FAILED: the job reported its failure (or failed to start). LOST: the job host died without a word (killed, out of
@@ -12,6 +12,17 @@ export type JobProcessState = 'STARTING' | 'RUNNING' | 'STOPPING' | 'FINISHED' |
 
 export class JobStartError extends Error {
   override readonly name = 'JobStartError';
+}
+
+/** A live rescale that did not happen: `refused` when nothing changed, else the run is being restored. */
+export class RescaleFailedError extends Error {
+  override readonly name = 'RescaleFailedError';
+  constructor(
+    message: string,
+    readonly refused: boolean,
+  ) {
+    super(message);
+  }
 }
 
 const MAX_UNSENT_METRICS = 2_048;
@@ -37,6 +48,10 @@ export class JobProcess {
   lastCheckpointFailure: { checkpointId: number; message: string } | null = null;
   private readonly savepoints = new Map<string, { resolve: (key: string) => void; reject: (err: Error) => void }>();
   private readonly moves = new Map<string, { resolve: (report: MoveReport) => void; reject: (err: Error) => void }>();
+  private readonly rescales = new Map<
+    string,
+    { resolve: (report: RescaleReport) => void; reject: (err: Error) => void; progress: (p: RescaleProgress) => void }
+  >();
   /** Savepoints this job host saw complete (its run's leader may have taken one and stopped every process with it). */
   private readonly savepointKeys = new Map<string, string>();
   readonly exited: Promise<void>;
@@ -58,6 +73,8 @@ export class JobProcess {
         for (const id of [...this.savepoints.keys()]) this.settleSavepoint(id, new JobStartError(`job host exited before savepoint ${id} completed`));
         for (const [id, waiter] of this.moves) waiter.reject(new JobStartError(`job host exited before move ${id} completed`));
         this.moves.clear();
+        for (const [id, waiter] of this.rescales) waiter.reject(new JobStartError(`job host exited before rescale ${id} completed`));
+        this.rescales.clear();
         resolve();
       }),
     );
@@ -101,6 +118,18 @@ export class JobProcess {
     return new Promise<MoveReport>((resolve, reject) => {
       this.moves.set(move.moveId, { resolve, reject });
       this.post({ type: 'move', ...move });
+    });
+  }
+
+  /**
+   * Rescales the run live (process 0 leads it for every process); resolves with the report. A refusal rejects with
+   * RescaleRefused (nothing changed).
+   */
+  rescale(rescale: Omit<RescaleMessage, 'type'>, progress: (p: RescaleProgress) => void): Promise<RescaleReport> {
+    if (this.state !== 'RUNNING') return Promise.reject(new JobStartError(`job ${this.start.jobId} is ${this.state}, not running`));
+    return new Promise<RescaleReport>((resolve, reject) => {
+      this.rescales.set(rescale.rescaleId, { resolve, reject, progress });
+      this.post({ type: 'rescale', ...rescale });
     });
   }
 
@@ -185,6 +214,17 @@ export class JobProcess {
       case 'move-failed':
         this.moves.get(message.moveId)?.reject(new JobStartError(`move ${message.moveId} failed: ${message.message}`));
         this.moves.delete(message.moveId);
+        break;
+      case 'rescale-progress':
+        this.rescales.get(message.rescaleId)?.progress({ moved: message.moved, total: message.total });
+        break;
+      case 'rescaled':
+        this.rescales.get(message.report.rescaleId)?.resolve(message.report);
+        this.rescales.delete(message.report.rescaleId);
+        break;
+      case 'rescale-failed':
+        this.rescales.get(message.rescaleId)?.reject(new RescaleFailedError(`rescale ${message.rescaleId} ${message.refused ? 'refused' : 'failed'}: ${message.message}`, message.refused));
+        this.rescales.delete(message.rescaleId);
         break;
       case 'finished':
         this.state = 'FINISHED';

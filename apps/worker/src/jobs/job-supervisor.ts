@@ -1,5 +1,16 @@
 import { join } from 'node:path';
-import { CommandRejectedError, type MoveKeyGroups, type MoveReport, type RunSubtasks, type RunningSubtask, type StopSubtasks, type TakeSavepoint } from '@weir/protocol';
+import {
+  CommandRejectedError,
+  type CommandContext,
+  type MoveKeyGroups,
+  type MoveReport,
+  type RescaleReport,
+  type RescaleRun,
+  type RunSubtasks,
+  type RunningSubtask,
+  type StopSubtasks,
+  type TakeSavepoint,
+} from '@weir/protocol';
 import type { SubtaskMetricsSnapshot } from '@weir/metrics';
 import type { BundleCache } from '../bundles/bundle-cache';
 import { JobProcess } from './job-process';
@@ -24,6 +35,8 @@ export class JobSupervisor {
   private readonly applied = new Set<string>();
   /** Moves applied here, by idempotency key (a redelivered command gets the same report). */
   private readonly moveReports = new Map<string, MoveReport>();
+  /** Live rescales applied here, by idempotency key, likewise. */
+  private readonly rescaleReports = new Map<string, RescaleReport>();
   /** Run commands still starting, by idempotency key: a redelivery while the first is starting waits for it. */
   private readonly starting = new Map<string, Promise<void>>();
   /** The jobs close() stops for the worker's shutdown: reported STOPPING until the worker says goodbye. */
@@ -89,6 +102,7 @@ export class JobSupervisor {
       ...(command.checkpointing ? { checkpointing: command.checkpointing } : {}),
       ...(command.restoreFrom ? { restoreFrom: command.restoreFrom } : {}),
       ...(command.allowNonRestoredState ? { allowNonRestoredState: true } : {}),
+      ...(command.joining ? { joining: command.joining } : {}),
     });
     this.jobs.set(key, job);
     this.jobBundles.set(job, command.bundle.sha256);
@@ -162,6 +176,30 @@ export class JobSupervisor {
     try {
       const report = await job.moveKeyGroups({ moveId: command.moveId, operatorId: command.operatorId, moves: command.moves });
       this.moveReports.set(command.idempotencyKey, report);
+      return report;
+    } catch (err) {
+      throw new CommandRejectedError((err as Error).message);
+    }
+  }
+
+  /**
+   * Rescales a run led by its process 0 here, live; progress goes to the command's job as it moves. Refused or
+   * failed, it is rejected for good: the control plane then rescales by restart (a failure half-way has the job
+   * host leave the run to be restored).
+   */
+  async rescale(command: RescaleRun, context: CommandContext): Promise<RescaleReport> {
+    const done = this.rescaleReports.get(command.idempotencyKey);
+    if (done) return done;
+    const job = this.jobs.get(jobKey(command.tenantId, command.jobId, 0));
+    if (!job || job.state !== 'RUNNING') throw new CommandRejectedError(`process 0 of job ${command.jobId} does not run on this worker`);
+    if ((job.start.runNo ?? 0) !== command.runNo) {
+      throw new CommandRejectedError(`job ${command.jobId} runs run ${job.start.runNo ?? 0} here, not run ${command.runNo}`);
+    }
+    try {
+      const report = await job.rescale({ rescaleId: command.rescaleId, processes: command.processes, parallelism: command.parallelism }, (p) => {
+        void context.progress(p).catch(() => undefined);
+      });
+      this.rescaleReports.set(command.idempotencyKey, report);
       return report;
     } catch (err) {
       throw new CommandRejectedError((err as Error).message);

@@ -37,6 +37,14 @@ export class KeyGroupMover {
   onMessage(message: RunControlMessage): void {
     if (message.type === 'move') void this.release(message).catch(() => undefined);
     else if (message.type === 'released') void this.adopt(message).catch(() => undefined);
+    // Processes that took no part learn the new owner too (process 0 plans later moves from its table).
+    else if (message.type === 'adopted') {
+      try {
+        this.job.routeKeyGroup(message.operatorId, message.keyGroup, message.toSubtask);
+      } catch (err) {
+        process.stderr.write(`job host ${process.pid}: could not note key group ${message.keyGroup}'s new owner: ${(err as Error).message}\n`);
+      }
+    }
   }
 
   private async release(message: Extract<RunControlMessage, { type: 'move' }>): Promise<void> {
@@ -45,7 +53,7 @@ export class KeyGroupMover {
       if (!this.runsHere(message.operatorId, move.fromSubtask)) continue;
       const releasedAt = Date.now();
       try {
-        const { image, offset } = await this.job.releaseKeyGroup(message.operatorId, move.keyGroup, move.toSubtask);
+        const { image, offset, standing } = await this.job.releaseKeyGroup(message.operatorId, move.keyGroup, move.toSubtask);
         const bytes = image.byteLength;
         let imageRef: { readonly inline: string } | { readonly key: string };
         if (bytes <= INLINE_IMAGE_BYTES) {
@@ -55,7 +63,17 @@ export class KeyGroupMover {
           await this.blob.put(key, image, { contentType: 'application/octet-stream' });
           imageRef = { key };
         }
-        await this.channel.publish({ type: 'released', moveId: message.moveId, operatorId: message.operatorId, ...move, offset, bytes, releasedAt, image: imageRef });
+        await this.channel.publish({
+          type: 'released',
+          moveId: message.moveId,
+          operatorId: message.operatorId,
+          ...move,
+          offset,
+          bytes,
+          releasedAt,
+          image: imageRef,
+          standing: Buffer.from(standing.buffer, standing.byteOffset, standing.byteLength).toString('base64'),
+        });
       } catch (err) {
         await this.fail(message.moveId, move.keyGroup, `releasing it: ${(err as Error).message}`);
       }
@@ -66,9 +84,19 @@ export class KeyGroupMover {
     if (!this.runsHere(message.operatorId, message.toSubtask)) return;
     try {
       const image = 'inline' in message.image ? Buffer.from(message.image.inline, 'base64') : await this.download(message.image.key);
-      await this.job.adoptKeyGroup(message.operatorId, message.keyGroup, message.toSubtask, { image, offset: message.offset });
+      const standing = Buffer.from(message.standing, 'base64');
+      await this.job.adoptKeyGroup(message.operatorId, message.keyGroup, message.toSubtask, { image, offset: message.offset, standing });
       const pauseMs = Math.max(0, Date.now() - message.releasedAt);
-      await this.channel.publish({ type: 'adopted', moveId: message.moveId, keyGroup: message.keyGroup, fromSubtask: message.fromSubtask, toSubtask: message.toSubtask, bytes: message.bytes, pauseMs });
+      await this.channel.publish({
+        type: 'adopted',
+        moveId: message.moveId,
+        operatorId: message.operatorId,
+        keyGroup: message.keyGroup,
+        fromSubtask: message.fromSubtask,
+        toSubtask: message.toSubtask,
+        bytes: message.bytes,
+        pauseMs,
+      });
       if ('key' in message.image) await this.blob.delete(message.image.key).catch(() => undefined);
     } catch (err) {
       await this.fail(message.moveId, message.keyGroup, `adopting it: ${(err as Error).message}`);

@@ -38,8 +38,11 @@ export type RunControlMessage =
       readonly bytes: number;
       readonly releasedAt: number;
       readonly image: { readonly inline: string } | { readonly key: string };
+      /** The old owner's standing (base64; key-group-moves.ts in the engine), for a subtask that joined the run. */
+      readonly standing: string;
     } & MovedKeyGroup)
-  | ({ readonly type: 'adopted'; readonly moveId: string; readonly bytes: number; readonly pauseMs: number } & MovedKeyGroup)
+  /** The new owner restored it and reads on: every process's routing table names the new owner from now on. */
+  | ({ readonly type: 'adopted'; readonly moveId: string; readonly operatorId: string; readonly bytes: number; readonly pauseMs: number } & MovedKeyGroup)
   | { readonly type: 'move-failed'; readonly moveId: string; readonly keyGroup: number; readonly message: string };
 
 export interface MovedKeyGroup {

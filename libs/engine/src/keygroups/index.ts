@@ -11,3 +11,4 @@ export {
 } from './key-groups';
 export { encodeKey, decodeKey, keyId, InvalidKeyError, type KeyValue } from './key-serde';
 export { RoutingTable, RoutingError } from './routing-table';
+export { evenShareMoves, type PlannedMove } from './even-shares';

@@ -55,6 +55,17 @@ export class RoutingTable {
     return new RoutingTable(this.version + 1, this.parallelism, owners);
   }
 
+  /**
+   * A new table (version + 1) with the same owners over `parallelism` subtasks: a live rescale widens a table before
+   * key groups move to the new subtasks, and narrows it once the retiring ones own nothing.
+   */
+  withParallelism(parallelism: number): RoutingTable {
+    const table = new RoutingTable(this.version + 1, parallelism, Int32Array.from(this.owners));
+    assertParallelism(parallelism, this.owners.length);
+    for (let kg = 0; kg < this.owners.length; kg++) table.checkSubtask(this.owners[kg]);
+    return table;
+  }
+
   toJSON(): { version: number; parallelism: number; owners: number[] } {
     return { version: this.version, parallelism: this.parallelism, owners: Array.from(this.owners) };
   }

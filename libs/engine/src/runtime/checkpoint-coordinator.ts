@@ -38,8 +38,12 @@ export class CheckpointCoordinator {
       this.pending = { checkpointId, expected: subtasks.length, parts: [], resolve, reject };
     });
     for (const rt of stages) {
-      // Barriers enter at the sources only; keyed stages' exchange readers hand on those of upstream subtasks.
-      if (rt.plan.root.kind !== 'source') continue;
+      // Barriers enter at the sources only; keyed stages' exchange readers hand on those of upstream subtasks (one
+      // reading no partition passes it at once: kafka-exchange-reader.ts).
+      if (rt.plan.root.kind !== 'source') {
+        for (const pump of present(rt.pumps)) pump.onCheckpointTrigger?.(checkpointId);
+        continue;
+      }
       for (const pump of present(rt.pumps)) pump.injectBarrier(checkpointId);
       for (const input of present(rt.memoryInputs)) input.barrier(checkpointId, {});
     }

@@ -6,6 +6,7 @@ export {
   type SubtaskContext,
   type MemorySourceRecord,
   type CheckpointSnapshot,
+  type StageShape,
 } from './run-job';
 export type { SubtaskSnapshot } from './subtask';
 export type { ParallelismOption } from './plan';

@@ -103,6 +103,7 @@ export class JobAssembly {
           dataChannels: this.channelsOf(stage.dataInput!.stageId),
           broadcastChannels: stage.broadcastInput ? this.channelsOf(stage.broadcastInput.stageId) : 0,
           incarnation: this.options.incarnation ?? 0,
+          joining: this.options.joining ?? false,
         });
         rt.pumps[index] = exchangeReader;
       }

@@ -8,7 +8,7 @@ import type { CheckpointCoordinator } from './checkpoint-coordinator';
 import type { ExactlyOnceKafkaSinkWriter } from './connectors/exactly-once-sink';
 import type { KeyGroupMove } from './exchange/exchange';
 import { inBand } from './in-band';
-import { adoptFromProcess, KafkaKeyGroupMoves, type KeyGroupHandover, moveInMemory, releaseToProcess } from './key-group-moves';
+import { adoptFromProcess, KafkaKeyGroupMoves, type KeyGroupHandover, moveInMemory, releaseToProcess, routedTo } from './key-group-moves';
 import { type CheckpointSnapshot, JobRunError } from './running-job';
 import { present, type StageRuntime } from './stage-runtime';
 
@@ -71,6 +71,18 @@ export class JobControl {
   adoptKeyGroup(operatorId: string, keyGroup: number, toSubtask: number, handover: KeyGroupHandover): Promise<void> {
     const rt = this.kafkaStage(operatorId);
     return this.betweenCheckpoints(() => adoptFromProcess(rt, keyGroup, toSubtask, handover));
+  }
+
+  routeKeyGroup(operatorId: string, keyGroup: number, toSubtask: number): void {
+    const rt = this.kafkaStage(operatorId);
+    // The owner's process has it already: its own half set it, and a state change here would be a bug.
+    if (rt.routing!.ownerOf(keyGroup) === toSubtask) return;
+    rt.routing = routedTo(rt.routing!, keyGroup, toSubtask);
+  }
+
+  resizeKeyedStage(operatorId: string, parallelism: number): void {
+    const rt = this.kafkaStage(operatorId);
+    rt.routing = rt.routing!.withParallelism(parallelism);
   }
 
   private betweenCheckpoints<T>(step: () => Promise<T>): Promise<T> {

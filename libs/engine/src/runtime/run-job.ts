@@ -22,11 +22,11 @@ import type { KeyGroupHandover } from './key-group-moves';
 import { type JobPlan, planJob } from './plan';
 import { type Clock, systemClock } from './ports';
 import { InFlight, InputQueue } from './queue';
-import { type CheckpointSnapshot, JobRunError, type RunJobOptions, type RunningJob } from './running-job';
+import { type CheckpointSnapshot, JobRunError, type RunJobOptions, type RunningJob, type StageShape } from './running-job';
 import { present, type StageRuntime } from './stage-runtime';
 
 export { JobRunError } from './running-job';
-export type { CheckpointSnapshot, MemorySourceRecord, RunJobOptions, RunningJob, SubtaskContext } from './running-job';
+export type { CheckpointSnapshot, MemorySourceRecord, RunJobOptions, RunningJob, StageShape, SubtaskContext } from './running-job';
 
 /** Starts a job in this process: every stage's subtasks (or those `subtasks` names), exchanges, sources pumping. */
 export async function runJob(definition: JobDefinition, options: RunJobOptions): Promise<RunningJob> {
@@ -166,6 +166,12 @@ class JobInstance implements RunningJob {
       rt.routing = owners
         ? RoutingTable.fromOwners(1, rt.plan.parallelism, owners)
         : RoutingTable.initial(rt.plan.parallelism, this.definition.maxParallelism);
+      const owning = this.options.joining ? rt.local.filter((i) => rt.routing!.keyGroupsOf(i).length > 0) : [];
+      if (owning.length > 0) {
+        throw new JobRunError(
+          `a process joining its run starts owning nothing, but the routing of "${rt.plan.id}" gives key groups to its subtask ${owning[0]}: pass the run's routing as it stands`,
+        );
+      }
       if (kafkaExchange) {
         rt.topic = exchangeTopic(this.tenantId, this.jobId, rt.plan.id);
         topics.push({ topic: rt.topic, partitions: this.definition.maxParallelism });
@@ -220,8 +226,34 @@ class JobInstance implements RunningJob {
     return this.control.routingTable(operatorId);
   }
 
+  shape(): StageShape[] {
+    return this.plan.stages.map((stage) => {
+      const operatorIds: string[] = [];
+      const feeds = new Set<string>();
+      const walk = (id: string): void => {
+        operatorIds.push(id);
+        for (const child of this.plan.children.get(id) ?? []) {
+          if (child.kind === 'process' || child.kind === 'window' || child.kind === 'broadcastProcess') feeds.add(child.id);
+          else walk(child.id);
+        }
+      };
+      walk(stage.id);
+      const keyed = stage.root.kind !== 'source';
+      const parallelism = keyed ? this.control.routingTable(stage.id).parallelism : stage.parallelism;
+      return { id: stage.id, kind: keyed ? 'keyed' : 'source', parallelism, operatorIds, feeds: [...feeds] };
+    });
+  }
+
   moveKeyGroups(operatorId: string, moves: readonly KeyGroupMove[]): Promise<RoutingTable> {
     return this.control.moveKeyGroups(operatorId, moves);
+  }
+
+  routeKeyGroup(operatorId: string, keyGroup: number, toSubtask: number): void {
+    this.control.routeKeyGroup(operatorId, keyGroup, toSubtask);
+  }
+
+  resizeKeyedStage(operatorId: string, parallelism: number): void {
+    this.control.resizeKeyedStage(operatorId, parallelism);
   }
 
   releaseKeyGroup(operatorId: string, keyGroup: number, toSubtask: number): Promise<KeyGroupHandover> {

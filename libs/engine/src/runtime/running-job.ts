@@ -71,8 +71,26 @@ export interface RunJobOptions {
    * start with contiguous ranges (Flink's). Every process of a job must be given the same.
    */
   readonly routing?: Readonly<Record<string, readonly number[]>>;
+  /**
+   * With the Kafka exchange: this process joins a run that is running (a live rescale). Its keyed subtasks start
+   * owning no key group and wait for some to be moved to them (a subtask given none otherwise ends at once); the
+   * first one adopted brings the old owner's broadcast state and event time.
+   */
+  readonly joining?: boolean;
   /** Restored Kafka source offsets: source id → partition → next offset. */
   readonly sourceOffsets?: Readonly<Record<string, Readonly<Record<number, string>>>>;
+}
+
+/** One stage of a job as planned: a source or a keyed operator and the operators chained behind it. */
+export interface StageShape {
+  readonly id: string;
+  readonly kind: 'source' | 'keyed';
+  /** Subtasks across the whole run (a Kafka source: at most one per partition; a keyed stage: as rescaled live). */
+  readonly parallelism: number;
+  /** The stage's operators: its root and everything chained behind it. */
+  readonly operatorIds: readonly string[];
+  /** Keyed stages whose input this stage writes (through a keyBy or broadcast edge). */
+  readonly feeds: readonly string[];
 }
 
 export class JobRunError extends Error {
@@ -93,6 +111,8 @@ export interface RunningJob {
   metrics(): SubtaskMetricsSnapshot[];
   stop(): Promise<void>;
   routingTable(operatorId: string): RoutingTable;
+  /** The job's stages as planned in this process: what a live rescale checks before it changes one. */
+  shape(): readonly StageShape[];
   /** Moves key groups of a keyed operator to other subtasks while the job runs (pause, hand over state, resume). */
   moveKeyGroups(operatorId: string, moves: readonly KeyGroupMove[]): Promise<RoutingTable>;
   /**
@@ -102,6 +122,16 @@ export interface RunningJob {
    */
   releaseKeyGroup(operatorId: string, keyGroup: number, toSubtask: number): Promise<KeyGroupHandover>;
   adoptKeyGroup(operatorId: string, keyGroup: number, toSubtask: number, handover: KeyGroupHandover): Promise<void>;
+  /**
+   * A key group moved between subtasks of other processes: this process's routing table names its new owner (no
+   * state here changes). Idempotent; a table names a subtask past its width once the run's rescale adds it.
+   */
+  routeKeyGroup(operatorId: string, keyGroup: number, toSubtask: number): void;
+  /**
+   * A live rescale changed a keyed stage's subtask count (its key groups have moved already): this process's routing
+   * table and shape() say so from now on. The process's own subtasks stay as they are.
+   */
+  resizeKeyedStage(operatorId: string, parallelism: number): void;
   /** The image of one key group of a keyed operator, taken in-band after every record routed to it so far. */
   snapshotKeyGroup(operatorId: string, keyGroup: number): Promise<Uint8Array>;
   restoreKeyGroup(operatorId: string, keyGroup: number, image: Uint8Array): Promise<void>;

@@ -17,6 +17,8 @@ export interface SourcePump {
   pauseAfterNextBarrier?(): void;
   /** Reads again after pauseAfterNextBarrier (the savepoint failed and the job keeps running). */
   resume?(): void;
+  /** An exchange reader hears of every checkpoint triggered in its process (one owning no key group passes it). */
+  onCheckpointTrigger?(checkpointId: number): void;
 }
 
 /**

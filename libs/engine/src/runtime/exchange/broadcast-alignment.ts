@@ -7,7 +7,8 @@
  * topic has one partition, one order for all); with several, each broadcast applies at its first sight.
  */
 export class BroadcastAlignment<T extends { readonly partition: number }> {
-  private pending: { readonly seq: number; readonly arrived: Set<number> } | null = null;
+  /** The broadcast being aligned, and per partition that delivered it, that record's offset. */
+  private pending: { readonly seq: number; readonly arrived: Map<number, bigint> } | null = null;
   private held: T[] = [];
 
   get idle(): boolean {
@@ -27,13 +28,21 @@ export class BroadcastAlignment<T extends { readonly partition: number }> {
    * than the one being aligned (a partition adopted after delivering the older one elsewhere), so it counts as that
    * one's arrival and is replayed after it.
    */
-  arrive(partition: number, seq: number): boolean {
+  arrive(partition: number, seq: number, offset: bigint): boolean {
     if (!this.pending) {
-      this.pending = { seq, arrived: new Set([partition]) };
+      this.pending = { seq, arrived: new Map([[partition, offset]]) };
       return false;
     }
-    this.pending.arrived.add(partition);
+    if (!this.pending.arrived.has(partition)) this.pending.arrived.set(partition, offset);
     return seq > this.pending.seq;
+  }
+
+  /**
+   * Where the pending broadcast stands in `partition`, if that partition delivered it: a release hands the partition
+   * over from there, so that the new owner, which has not applied it, meets it again.
+   */
+  arrivalOffset(partition: number): bigint | undefined {
+    return this.pending?.arrived.get(partition);
   }
 
   /** Once every partition delivered the pending broadcast (or ended that lane): its seq and what waited behind it. */

@@ -47,6 +47,22 @@ export interface ExchangeReaderOptions {
   readonly broadcastChannels: number;
   /** Records written by an older incarnation are skipped. */
   readonly incarnation: number;
+  /**
+   * A subtask that joins a running run (a live rescale): it starts owning nothing and waits for key groups to be
+   * moved to it, instead of ending at once as a subtask given no key group does.
+   */
+  readonly joining?: boolean;
+}
+
+/**
+ * What a subtask's reader knew of its upstream when it released a key group: handed to a subtask that joined the run
+ * and adopts its first key group, so that it continues where the old owner stood (broadcasts applied, event time).
+ */
+export interface ReaderStanding {
+  /** Per broadcast channel, the last broadcast applied. */
+  readonly broadcastSeq: readonly number[];
+  /** Per data channel, the watermark handed on. */
+  readonly watermarks: readonly number[];
 }
 
 export class KafkaExchangePump implements SourcePump {
@@ -80,6 +96,9 @@ export class KafkaExchangePump implements SourcePump {
   private data: (KeyedRecord[] | undefined)[];
   /** Assignment changes wait for the loop to be between polls (or for the reader to start). */
   private readonly changes: ((stopped?: boolean) => Promise<void>)[] = [];
+  private readonly joining: boolean;
+  /** Set until a joining subtask adopts its first key group: it then takes the old owner's standing. */
+  private fresh: boolean;
 
   constructor(kafka: KafkaConnector, options: ExchangeReaderOptions) {
     const { dataChannels, broadcastChannels } = options;
@@ -87,6 +106,8 @@ export class KafkaExchangePump implements SourcePump {
     this.queue = options.queue;
     this.incarnation = options.incarnation;
     this.partitions = new Set(options.keyGroups.map((k) => k.keyGroup));
+    this.joining = options.joining ?? false;
+    this.fresh = this.joining && this.partitions.size === 0;
     for (const p of this.partitions) this.marks.set(p, new Array<number>(dataChannels).fill(MIN_WATERMARK));
     for (const { keyGroup, offset } of options.keyGroups) if (offset !== 'earliest' && offset !== 'latest') this.offered.set(keyGroup, offset);
     this.emitted = new Array<number>(dataChannels).fill(MIN_WATERMARK);
@@ -105,7 +126,7 @@ export class KafkaExchangePump implements SourcePump {
   }
 
   async run(): Promise<void> {
-    if (this.partitions.size === 0) {
+    if (this.partitions.size === 0 && !this.joining) {
       // Owns no key group: nothing will ever arrive, so it must not hold back event time or the end of the job.
       for (let c = 0; c < this.emitted.length; c++) this.queue.offer({ kind: 'end', channel: c, lane: 'data' });
       for (let c = 0; c < this.broadcastSeq.length; c++) this.queue.offer({ kind: 'end', channel: c, lane: 'broadcast' });
@@ -148,12 +169,21 @@ export class KafkaExchangePump implements SourcePump {
 
   /**
    * Stops reading a key group's partition. Resolves with the offset after the last record handed to the subtask:
-   * the new owner reads on from there, so nothing is lost or read twice.
+   * the new owner reads on from there, so nothing is lost or read twice. `handOver` is called at that very point,
+   * before this reader hands on anything more, with what the reader knew then: it queues the subtask's half of the
+   * hand-over (in-band, after exactly the records handed on), whose promise comes back as `handedOver`.
    */
-  release(keyGroup: number): Promise<string> {
+  release<T>(keyGroup: number, handOver: (standing: ReaderStanding) => Promise<T>): Promise<{ offset: string; handedOver: Promise<T> }> {
     return this.change(async () => {
-      const held = min(this.alignment.firstHeldOffset(keyGroup), this.broadcasts?.heldOf(keyGroup)[0]?.offset);
+      // A broadcast still being aligned that this partition delivered is read again by the new owner, which may not
+      // have applied it; what this partition delivered after it is held, never handed on.
+      const held = min(
+        min(this.alignment.firstHeldOffset(keyGroup), this.broadcasts?.heldOf(keyGroup)[0]?.offset),
+        this.broadcasts?.arrivalOffset(keyGroup),
+      );
       const offset = held !== undefined ? held.toString() : (this.offered.get(keyGroup) ?? 'earliest');
+      const handedOver = handOver({ broadcastSeq: [...this.broadcastSeq], watermarks: [...this.emitted] });
+      handedOver.catch(() => undefined);
       this.partitions.delete(keyGroup);
       this.marks.delete(keyGroup);
       this.offered.delete(keyGroup);
@@ -166,13 +196,34 @@ export class KafkaExchangePump implements SourcePump {
       for (const lane of this.alignment.pendingLanes()) this.completeBarrier(lane);
       this.completeBroadcast();
       this.finishDispatch();
-      return offset;
+      return { offset, handedOver };
     });
   }
 
-  /** Starts reading a key group's partition at `offset`, its watermarks starting where this subtask's are. */
-  adopt(keyGroup: number, offset: string): Promise<void> {
+  /** A subtask that joined the run and has not adopted a key group yet: it takes the old owner's operator state. */
+  get awaitsFirstKeyGroup(): boolean {
+    return this.fresh;
+  }
+
+  /**
+   * Starts reading a key group's partition at `offset`, its watermarks starting where this subtask's are. A joining
+   * subtask's first key group brings the old owner's standing: broadcasts up to those it had applied are not applied
+   * again, and event time starts where the old owner's stood (a record it would have found late stays late).
+   */
+  adopt(keyGroup: number, offset: string, standing?: ReaderStanding): Promise<void> {
     return this.change(async () => {
+      if (this.fresh && standing) {
+        standing.broadcastSeq.forEach((seq, c) => {
+          if (c < this.broadcastSeq.length && seq > this.broadcastSeq[c]) this.broadcastSeq[c] = seq;
+        });
+        standing.watermarks.forEach((watermark, c) => {
+          if (c < this.emitted.length && watermark > this.emitted[c]) {
+            this.emitted[c] = watermark;
+            this.queue.offer({ kind: 'watermark', channel: c, watermark });
+          }
+        });
+      }
+      this.fresh = false;
       this.partitions.add(keyGroup);
       this.marks.set(keyGroup, [...this.emitted]);
       this.offered.set(keyGroup, offset);
@@ -182,6 +233,17 @@ export class KafkaExchangePump implements SourcePump {
 
   injectBarrier(): void {
     throw new ExchangeError('barriers enter a job at its sources; an exchange reader only hands them on');
+  }
+
+  /**
+   * A checkpoint was triggered in this process. A subtask that owns no key group (it joined the run and has none
+   * yet, or it retires and gave all away) reads no partition, so no barrier can reach it: it passes the barrier on
+   * every channel at once. Its cut is empty of input, which is exact: key groups move only between checkpoints.
+   */
+  onCheckpointTrigger(checkpointId: number): void {
+    if (this.partitions.size > 0 || this.stopped) return;
+    for (let c = 0; c < this.emitted.length; c++) this.queue.offer({ kind: 'barrier', checkpointId, channel: c, lane: 'data' });
+    for (let c = 0; c < this.broadcastSeq.length; c++) this.queue.offer({ kind: 'barrier', checkpointId, channel: c, lane: 'broadcast' });
   }
 
   /** Runs `fn` between two polls; one asked for before the reader started runs once it has. */
@@ -294,7 +356,7 @@ export class KafkaExchangePump implements SourcePump {
     const seq = message[6] as number;
     if (seq <= this.broadcastSeq[channel]) return; // applied already (this partition delivers it late)
     const starting = this.broadcasts!.idle;
-    const holdThis = this.broadcasts!.arrive(r.partition, seq);
+    const holdThis = this.broadcasts!.arrive(r.partition, seq, BigInt(r.offset));
     if (holdThis) this.broadcasts!.hold({ partition: r.partition, offset: BigInt(r.offset), message, record: r });
     else if (starting) this.pendingBroadcast = message;
     this.completeBroadcast();

@@ -1,0 +1,33 @@
+import type { StageShape } from '@weir/engine';
+import { describe, expect, it } from 'vitest';
+import { ownersAfter, planRescale, RescaleRefusedError } from './rescale-plan';
+
+const source = (parallelism: number, feeds = ['totals']): StageShape => ({ id: 'in', kind: 'source', parallelism, operatorIds: ['in', 'by-key'], feeds });
+const keyed = (id: string, parallelism: number, feeds: string[] = []): StageShape => ({ id, kind: 'keyed', parallelism, operatorIds: [id, `${id}-out`], feeds });
+const contiguous = (p: number, n = 32) => Array.from({ length: n }, (_, kg) => Math.floor((kg * p) / n));
+
+describe('planRescale', () => {
+  it('plans even shares for a keyed stage that follows the process count', () => {
+    const plan = planRescale([source(2), keyed('totals', 2)], () => contiguous(2), { fromProcesses: 2, toProcesses: 4, parallelism: { totals: 4 } });
+    expect(plan.parallelism.get('totals')).toBe(4);
+    const after = ownersAfter(contiguous(2), plan.moves.get('totals')!);
+    expect([0, 1, 2, 3].map((s) => after.filter((o) => o === s).length)).toEqual([8, 8, 8, 8]);
+  });
+
+  it('keeps sources: a uniform parallelism names them too, and they are left as they are', () => {
+    const plan = planRescale([source(2), keyed('totals', 2)], () => contiguous(2), { fromProcesses: 2, toProcesses: 3, parallelism: { in: 3, totals: 3 } });
+    expect([...plan.parallelism]).toEqual([['totals', 3]]);
+  });
+
+  it.each([
+    ['a run in one process', [source(1), keyed('totals', 1)], { fromProcesses: 1, toProcesses: 2, parallelism: { totals: 2 } }, /one process/],
+    ['fewer processes than a source runs subtasks', [source(4), keyed('totals', 4)], { fromProcesses: 4, toProcesses: 2, parallelism: { totals: 2 } }, /source "in" runs 4 subtasks/],
+    ['a keyed stage feeding another', [source(2), keyed('totals', 2, ['more']), keyed('more', 2)], { fromProcesses: 2, toProcesses: 4, parallelism: { totals: 4, more: 4 } }, /feeds "more"/],
+    ['a stage not spanning the processes', [source(2), keyed('totals', 2), keyed('other', 1)], { fromProcesses: 2, toProcesses: 4, parallelism: { totals: 4, other: 2 } }, /"other" would go from 1 to 2/],
+    ['an operator the job lacks', [source(2), keyed('totals', 2)], { fromProcesses: 2, toProcesses: 4, parallelism: { nope: 4 } }, /no operator "nope"/],
+    ['more processes and nothing to run in them', [source(2), keyed('totals', 2)], { fromProcesses: 2, toProcesses: 4, parallelism: {} }, /no use for 4 processes/],
+  ])('refuses %s, saying why', (_, stages, request, why) => {
+    expect(() => planRescale(stages, () => contiguous(2), request)).toThrow(RescaleRefusedError);
+    expect(() => planRescale(stages, () => contiguous(2), request)).toThrow(why);
+  });
+});

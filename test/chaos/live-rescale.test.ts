@@ -1,0 +1,123 @@
+/**
+ * Live rescale of a run over the Kafka exchange while input flows and exactly-once checkpoints are taken every
+ * 400 ms: two job hosts grow to four (two join owning nothing; process 0 moves key groups to them in small steps,
+ * between checkpoints), then shrink back to two (everything moves off the retirees, one more checkpoint commits their
+ * output, then they stop). Then every job host is killed and the run restarts from its latest checkpoint. The
+ * committed output (read_committed) equals an uninterrupted run's, record by record.
+ */
+import { join } from 'node:path';
+import { exchangeTopic, runControlTopic } from '@weir/engine';
+import type { RescaleProgress } from '@weir/protocol';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { JobProcess } from '../../apps/worker/src/jobs/job-process';
+import { totalsJobFixture } from './fixture';
+import { expectedOutput, inputRecords, type Output, readAll, sortOutputs } from './support';
+
+const PARTITIONS = 2;
+const RECORDS = 12_000;
+const BATCH = 500;
+const MAX_PARALLELISM = 32;
+
+describe('live rescale of a run, exactly-once', () => {
+  const job = totalsJobFixture('rescale', { input: PARTITIONS, output: 2 });
+
+  afterAll(async () => {
+    const admin = job.kafka.admin();
+    await admin.deleteTopics([exchangeTopic(job.tenantId, job.jobId, 'totals'), runControlTopic(job.tenantId, job.jobId)]).catch(() => undefined);
+    await admin.close();
+  });
+
+  const processOf = (runNo: number, index: number, count: number, routing?: number[]) =>
+    job.start(runNo, {
+      parallelism: { in: 2, totals: count },
+      process: { index, count },
+      subtasks: { in: [index], 'by-key': [index], totals: [index], out: [index] },
+      runNo,
+      stateDir: join(job.dir, `run-${runNo}-p${index}-of-${count}`),
+      ...(routing ? { routing: { totals: routing } } : {}),
+    });
+
+  it('grows 2 → 4 and shrinks 4 → 2 while input flows; a restart afterwards restores the latest checkpoint; output exact', async () => {
+    const writer = job.kafka.writer({ writerId: `test-rescale-in-${job.run}` });
+    await writer.start();
+    let produced = 0;
+    const produce = async (upTo: number): Promise<void> => {
+      while (produced < upTo) {
+        const to = Math.min(upTo, produced + BATCH);
+        await writer.send(inputRecords(job.input, produced, to, PARTITIONS));
+        produced = to;
+      }
+    };
+    const checkpointAfter = async (host: JobProcess, id: number): Promise<void> => {
+      const deadline = Date.now() + 30_000;
+      while ((host.latestCheckpoint?.checkpointId ?? 0) <= id && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      expect(host.latestCheckpoint?.checkpointId ?? 0).toBeGreaterThan(id);
+    };
+
+    const hosts = await Promise.all([0, 1].map((i) => processOf(1, i, 2)));
+    await produce(3_000);
+    let flowing = produce(6_000);
+
+    // Two processes join the run owning nothing (as the control plane starts them: sources at the old parallelism).
+    const joiners = await Promise.all(
+      [2, 3].map((index) =>
+        job.start(1, {
+          parallelism: { in: 4, totals: 4 },
+          process: { index, count: 4 },
+          subtasks: { in: [index], 'by-key': [index], totals: [index], out: [index] },
+          runNo: 1,
+          stateDir: join(job.dir, `run-1-p${index}-of-4`),
+          joining: { parallelism: { in: 2, totals: 2 } },
+          routing: { totals: Array.from({ length: MAX_PARALLELISM }, (_, kg) => (kg < MAX_PARALLELISM / 2 ? 0 : 1)) },
+          restoreFrom: undefined,
+        }),
+      ),
+    );
+    expect(joiners.every((j) => j.subtasks.every((s) => s.operatorId !== 'in'))).toBe(true);
+    const progress: RescaleProgress[] = [];
+    const out = await hosts[0].rescale({ rescaleId: 'r1', processes: 4, parallelism: { totals: 4 } }, (p) => progress.push(p));
+    expect(out.processes).toBe(4);
+    expect(out.moved).toHaveLength(16);
+    expect(out.moved.every((m) => m.toSubtask >= 2 && m.bytes > 0)).toBe(true);
+    expect(out.parallelism).toMatchObject({ in: 2, totals: 4 });
+    const owners = out.routing.totals;
+    expect(owners).toHaveLength(MAX_PARALLELISM);
+    expect([0, 1, 2, 3].map((s) => owners.filter((o) => o === s).length)).toEqual([8, 8, 8, 8]);
+    expect(progress.at(-1)).toEqual({ moved: 16, total: 16 });
+    await flowing;
+
+    // The four processes take checkpoints together; then back to two.
+    await checkpointAfter(hosts[0], hosts[0].latestCheckpoint?.checkpointId ?? 0);
+    await expect(hosts[0].rescale({ rescaleId: 'r-too-far', processes: 1, parallelism: { totals: 1 } }, () => undefined)).rejects.toThrow(/source "in"/);
+    flowing = produce(9_000);
+    const back = await hosts[0].rescale({ rescaleId: 'r2', processes: 2, parallelism: { totals: 2 } }, () => undefined);
+    expect(back.moved).toHaveLength(16);
+    expect(back.moved.every((m) => m.fromSubtask >= 2 && m.toSubtask < 2)).toBe(true);
+    expect(back.routing.totals.every((o) => o < 2)).toBe(true);
+    await flowing;
+    // The retirees own nothing and their output is committed: the control plane stops them.
+    for (const j of joiners) await j.stop();
+    const shrunk = hosts[0].latestCheckpoint?.checkpointId ?? 0;
+    await checkpointAfter(hosts[0], shrunk);
+    await produce(10_000);
+
+    // Both remaining job hosts die: the restart restores the latest checkpoint with the routing the rescale left.
+    for (const h of hosts) h.kill();
+    await Promise.all(hosts.map((h) => h.exited));
+    const again = await Promise.all([0, 1].map((i) => processOf(2, i, 2, back.routing.totals)));
+    expect(again.every((h) => (h.restored?.checkpointId ?? 0) > shrunk)).toBe(true);
+    await produce(RECORDS);
+    await writer.close();
+
+    const records = await readAll(job.kafka, job.output, 2, (n) => n >= RECORDS, 30_000);
+    const outputs = sortOutputs(records.map((r) => JSON.parse(r.value!.toString()) as Output));
+    const seen = new Set<string>();
+    const duplicates = outputs.filter((o) => (seen.has(`${o.k}/${o.i}`) ? true : (seen.add(`${o.k}/${o.i}`), false)));
+    expect(duplicates.slice(0, 5), 'duplicated results').toEqual([]);
+    const got = new Set(outputs.map((o) => o.i));
+    const missing = Array.from({ length: RECORDS }, (_, i) => i).filter((i) => !got.has(i));
+    expect(missing.slice(0, 5), `missing ${missing.length}`).toEqual([]);
+    expect(outputs).toEqual(expectedOutput(RECORDS));
+    for (const h of again) await h.stop();
+  }, 300_000);
+});
