@@ -1,13 +1,20 @@
-import type { Deployment, DeploymentRun, DeploymentTransition } from './deployment';
+import type { Deployment, DeploymentRun, DeploymentTransition, LiveRescale } from './deployment';
+
+/** A deployment_rescales row (alias s) as JSON: what the deployment shows of its latest live rescale. */
+export const RESCALE_JSON = `json_build_object('rescaleId', s.rescale_id, 'runNo', s.run_no, 'fromParallelism', s.from_parallelism,
+     'toParallelism', s.to_parallelism, 'fromProcesses', s.from_processes, 'toProcesses', s.to_processes, 'state', s.state,
+     'reason', s.reason, 'moved', s.moved, 'total', s.total, 'report', s.report, 'requestedAt', s.requested_at,
+     'joinedAt', s.joined_at, 'startedAt', s.started_at, 'finishedAt', s.finished_at)`;
 
 /** Column lists and row → model mapping shared by the API's and the reconciler's SQL. */
 export const DEPLOYMENT_COLUMNS = `tenant_id, id, name, bundle_id, parallelism, config, desired_state, status, status_reason,
-  pending_upgrade, pending_parallelism, pending_stop, run_no, created_at, updated_at, status_changed_at,
+  pending_upgrade, pending_parallelism, pending_rescale_mode, pending_stop, run_no, created_at, updated_at, status_changed_at,
   (SELECT json_build_object('snapshotId', r.snapshot_id, 'location', r.location, 'origin', r.origin, 'reason', r.reason,
      'allowNonRestoredState', r.allow_non_restored_state)
    FROM deployment_restores r WHERE r.deployment_id = deployments.id) AS pending_restore,
   (SELECT json_build_object('runNo', r.run_no, 'workerId', r.worker_id, 'subtasks', r.subtasks, 'processes', r.processes)
-   FROM deployment_runs r WHERE r.deployment_id = deployments.id AND r.run_no = deployments.run_no AND r.ended_at IS NULL) AS open_run`;
+   FROM deployment_runs r WHERE r.deployment_id = deployments.id AND r.run_no = deployments.run_no AND r.ended_at IS NULL) AS open_run,
+  (SELECT ${RESCALE_JSON} FROM deployment_rescales s WHERE s.deployment_id = deployments.id ORDER BY s.rescale_id DESC LIMIT 1) AS rescale`;
 
 export const RUN_COLUMNS = `deployment_id, run_no, worker_id, bundle_id, subtasks, slots, processes, routing, restore_from, started_reason, placed_at,
   dispatched_at, running_at, stop_sent_at, ended_at, outcome, end_reason`;
@@ -26,10 +33,13 @@ export interface DeploymentRow {
   status_reason: string;
   pending_upgrade: Deployment['pendingUpgrade'];
   pending_parallelism: Deployment['pendingParallelism'];
+  pending_rescale_mode: Deployment['pendingRescaleMode'];
   pending_stop: Deployment['pendingStop'];
   pending_restore: Deployment['pendingRestore'];
   /** The open run's layout columns (processes '[]' for a run placed before layouts were recorded); null when none is open. */
   open_run: { runNo: number; workerId: string; subtasks: DeploymentRun['subtasks']; processes: DeploymentRun['processes'] } | null;
+  /** The latest live rescale, its timestamps as JSON strings; null when none. */
+  rescale: RescaleJson | null;
   run_no: number;
   created_at: Date;
   updated_at: Date;
@@ -49,14 +59,24 @@ export function toDeployment(r: DeploymentRow): Deployment {
     statusReason: r.status_reason,
     pendingUpgrade: r.pending_upgrade,
     pendingParallelism: r.pending_parallelism,
+    pendingRescaleMode: r.pending_parallelism ? (r.pending_rescale_mode ?? 'live') : null,
     pendingRestore: r.pending_restore,
     pendingStop: r.pending_stop,
     runNo: r.run_no,
     layout: r.open_run ? { runNo: r.open_run.runNo, processes: processesOf(r.open_run) } : null,
+    rescale: r.rescale ? toRescale(r.rescale) : null,
     createdAt: r.created_at,
     updatedAt: r.updated_at,
     statusChangedAt: r.status_changed_at,
   };
+}
+
+type Stamp = 'requestedAt' | 'joinedAt' | 'startedAt' | 'finishedAt';
+export type RescaleJson = Omit<LiveRescale, Stamp> & { requestedAt: string } & { [K in Exclude<Stamp, 'requestedAt'>]: string | null };
+
+export function toRescale(r: RescaleJson): LiveRescale {
+  const at = (s: string | null) => (s === null ? null : new Date(s));
+  return { ...r, requestedAt: new Date(r.requestedAt), joinedAt: at(r.joinedAt), startedAt: at(r.startedAt), finishedAt: at(r.finishedAt) };
 }
 
 export interface RunRow {

@@ -1,3 +1,5 @@
+import type { RescaleReport } from '@weir/protocol';
+
 /** What a tenant asks a deployment to be. */
 export const DESIRED_STATES = ['RUNNING', 'SUSPENDED', 'CANCELLED'] as const;
 export type DesiredState = (typeof DESIRED_STATES)[number];
@@ -23,6 +25,44 @@ export type DeploymentStatus = (typeof DEPLOYMENT_STATUSES)[number];
 
 export const UPGRADE_MODES = ['stateless', 'savepoint', 'last-state'] as const;
 export type UpgradeMode = (typeof UPGRADE_MODES)[number];
+
+/**
+ * How a parallelism change is made: `live` moves key groups to joining processes (or off retiring ones) while the job
+ * runs, and restarts where the run cannot be changed live; `restart` stops the job and restores it at the new
+ * parallelism from its latest checkpoint.
+ */
+export const RESCALE_MODES = ['live', 'restart'] as const;
+export type RescaleMode = (typeof RESCALE_MODES)[number];
+
+/**
+ * A live rescale's states (deployment_rescales): PENDING while its joiners are placed, JOINING once they are recorded
+ * in the run's layout (their commands to send), MOVING while process 0 moves key groups, then DONE, FAILED (given up;
+ * the reason says whether the job runs on as it was or was lost) or FELL_BACK (not possible live: restarted instead).
+ */
+export const RESCALE_STATES = ['PENDING', 'JOINING', 'MOVING', 'DONE', 'FAILED', 'FELL_BACK'] as const;
+export type RescaleState = (typeof RESCALE_STATES)[number];
+export const RESCALE_IN_FLIGHT: readonly RescaleState[] = ['PENDING', 'JOINING', 'MOVING'];
+
+/** A live rescale of one run, as recorded; its RescaleReport once DONE. */
+export interface LiveRescale {
+  readonly rescaleId: string;
+  readonly runNo: number;
+  readonly fromParallelism: Parallelism;
+  readonly toParallelism: Parallelism;
+  readonly fromProcesses: number;
+  readonly toProcesses: number;
+  readonly state: RescaleState;
+  /** What it does or waits for; once settled, why it ended so. */
+  readonly reason: string;
+  /** Key groups moved of those to move (process 0's progress, then its report). */
+  readonly moved: number;
+  readonly total: number;
+  readonly report: RescaleReport | null;
+  readonly requestedAt: Date;
+  readonly joinedAt: Date | null;
+  readonly startedAt: Date | null;
+  readonly finishedAt: Date | null;
+}
 
 /** How a resume (desired state RUNNING again) treats the state kept when the deployment stopped. */
 export const RESUME_MODES = ['last-state', 'stateless'] as const;
@@ -78,11 +118,15 @@ export interface Deployment {
   readonly statusReason: string;
   readonly pendingUpgrade: PendingUpgrade | null;
   readonly pendingParallelism: Parallelism | null;
+  /** How the pending parallelism change is to be made; null when none is pending. */
+  readonly pendingRescaleMode: RescaleMode | null;
   readonly pendingRestore: PendingRestore | null;
   readonly pendingStop: PendingStop | null;
   readonly runNo: number;
   /** Where the open run runs: its processes, their workers and subtasks; null while no run is open. */
   readonly layout: RunLayout | null;
+  /** The latest live rescale (in flight or settled); null when there was none. */
+  readonly rescale: LiveRescale | null;
   readonly createdAt: Date;
   readonly updatedAt: Date;
   readonly statusChangedAt: Date;
@@ -111,6 +155,13 @@ export interface RunProcessLayout {
   readonly index: number;
   readonly workerId: string;
   readonly subtasks: readonly SubtaskAssignment[];
+  /**
+   * The live rescale this process joined its run by, and when it was placed (ISO): its commands carry the rescale in
+   * their keys (an index a retiree had before may be reused in the same run), and its worker is judged from then on.
+   * Absent for the processes the run was placed with.
+   */
+  readonly joinedBy?: string;
+  readonly joinedAt?: string;
 }
 
 /**

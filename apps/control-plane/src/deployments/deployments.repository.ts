@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { toDatabaseError, type PoolClient, type SqlClient } from '@weir/db';
 import type { DeploymentUsage } from '../tenancy/quotas';
-import type { Deployment, DeploymentConfig, DeploymentRun, DeploymentStatus, DeploymentTransition, DesiredState, Parallelism, PendingStop, PendingUpgrade } from './deployment';
+import type { Deployment, DeploymentConfig, DeploymentRun, DeploymentStatus, DeploymentTransition, DesiredState, Parallelism, PendingStop, PendingUpgrade, RescaleMode } from './deployment';
 import {
   DEPLOYMENT_COLUMNS,
   RUN_COLUMNS,
@@ -99,7 +99,7 @@ export class DeploymentsRepository {
   async update(
     client: PoolClient,
     id: string,
-    change: { desiredState?: DesiredState; pendingParallelism?: Parallelism; pendingUpgrade?: PendingUpgrade; slots?: number },
+    change: { desiredState?: DesiredState; pendingParallelism?: Parallelism; rescaleMode?: RescaleMode; pendingUpgrade?: PendingUpgrade; slots?: number },
   ): Promise<Deployment> {
     const rows = await q<DeploymentRow>(
       client,
@@ -107,6 +107,8 @@ export class DeploymentsRepository {
       `UPDATE deployments SET
          desired_state = coalesce($2, desired_state),
          pending_parallelism = coalesce($3::jsonb, pending_parallelism),
+         -- The mode goes with the parallelism it was asked with (a later change replaces both).
+         pending_rescale_mode = CASE WHEN $3::jsonb IS NULL THEN pending_rescale_mode ELSE coalesce($6, 'live') END,
          pending_upgrade = coalesce($4::jsonb, pending_upgrade),
          slots = coalesce($5, slots),
          updated_at = clock_timestamp(), next_reconcile_at = now()
@@ -117,6 +119,7 @@ export class DeploymentsRepository {
         change.pendingParallelism ? JSON.stringify(change.pendingParallelism) : null,
         change.pendingUpgrade ? JSON.stringify(change.pendingUpgrade) : null,
         change.slots ?? null,
+        change.rescaleMode ?? null,
       ],
     );
     return toDeployment(rows[0]);

@@ -92,7 +92,8 @@ export class DeploymentsService {
       // Start fresh: drop the state kept at suspend (and any requested restore) before the resume can take it.
       if (body.resumeMode === 'stateless') await this.deployments.clearRestore(client, id);
       if (!body.parallelism) return this.deployments.update(client, id, { desiredState: body.desiredState });
-      return this.deployments.update(client, id, { desiredState: body.desiredState, ...(await this.rescaleChange(client, current, body.parallelism)) });
+      const rescale = await this.rescaleChange(client, current, body.parallelism);
+      return this.deployments.update(client, id, { desiredState: body.desiredState, ...rescale, rescaleMode: body.rescaleMode ?? 'live' });
     });
     this.reconciler.kick();
     return updated;
@@ -126,7 +127,8 @@ export class DeploymentsService {
       if (request.bundleId && request.bundleId !== (current.pendingUpgrade?.bundleId ?? current.bundleId)) {
         change = { ...change, ...(await this.upgradeChange(client, current, { bundleId: request.bundleId, mode: 'savepoint', parallelism: request.parallelism })) };
       } else if (request.parallelism) {
-        change = { ...change, ...(await this.rescaleChange(client, current, request.parallelism)) };
+        // The run restarts from the snapshot anyway: the new parallelism goes with that restart, never live first.
+        change = { ...change, ...(await this.rescaleChange(client, current, request.parallelism)), rescaleMode: 'restart' };
       }
       await this.deployments.requestRestore(client, tenantId, id, request.snapshot);
       return this.deployments.update(client, id, change);

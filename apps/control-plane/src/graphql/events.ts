@@ -10,7 +10,7 @@ import { ROOT_LOGGER, WEIR_CONFIG } from '../control-plane-options';
  * always take it from their authenticated principal, so a subscriber can never reach another tenant's channel by
  * guessing ids. Every control-plane instance subscribes for its own clients: fan-out across instances.
  */
-export const EVENT_KINDS = ['metrics', 'status', 'slo', 'rollouts', 'scaling', 'moves'] as const;
+export const EVENT_KINDS = ['metrics', 'status', 'slo', 'rollouts', 'scaling', 'moves', 'rescales'] as const;
 export type EventKind = (typeof EVENT_KINDS)[number];
 
 export function eventChannel(prefix: string, kind: EventKind, tenantId: string, resourceId: string): string {

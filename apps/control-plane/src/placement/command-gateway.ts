@@ -5,13 +5,15 @@ import {
   workerCommandsQueue,
   type CommandDispatcher,
   type MoveKeyGroups,
+  type RescaleRun,
+  type RunSubtasks,
   type StopSubtasks,
   type WorkerCommand,
 } from '@weir/protocol';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { WEIR_CONFIG } from '../control-plane-options';
-import type { Deployment, DeploymentRun, RunProcessLayout } from '../deployments/deployment';
+import type { Deployment, DeploymentRun, Routing, RunProcessLayout } from '../deployments/deployment';
 import { checkpointingOf } from '../savepoints/checkpointing-settings';
 import { runParallelism, type PlacementBundle } from './subtask-plan';
 
@@ -22,13 +24,28 @@ import { runParallelism, type PlacementBundle } from './subtask-plan';
  * the key a run in one process always had, so lookups of process 0's commands (the stop whose savepoint failed,
  * savepoints/) read the same whatever the layout.
  */
-export const runCommandKey = (deploymentId: string, runNo: number, processIndex = 0) =>
-  processIndex === 0 ? `${deploymentId}-run-${runNo}` : `${deploymentId}-run-${runNo}-p${processIndex}`;
-export const stopCommandKey = (deploymentId: string, runNo: number, processIndex = 0) =>
-  processIndex === 0 ? `${deploymentId}-run-${runNo}-stop` : `${deploymentId}-run-${runNo}-p${processIndex}-stop`;
+export const runCommandKey = (deploymentId: string, runNo: number, processIndex = 0, joinedBy?: string) =>
+  processIndex === 0 ? `${deploymentId}-run-${runNo}` : `${deploymentId}-run-${runNo}-p${processIndex}${joinedBy ? `-${joinedBy}` : ''}`;
+export const stopCommandKey = (deploymentId: string, runNo: number, processIndex = 0, joinedBy?: string) =>
+  processIndex === 0 ? `${deploymentId}-run-${runNo}-stop` : `${deploymentId}-run-${runNo}-p${processIndex}${joinedBy ? `-${joinedBy}` : ''}-stop`;
 
-/** A process of a run, as commands address it. */
-type ProcessOfRun = Pick<RunProcessLayout, 'index' | 'workerId' | 'subtasks'>;
+/**
+ * A process of a run, as commands address it. A process that joined by a live rescale carries that rescale in its
+ * keys (`joinedBy`): scaled in and out again, a run reuses a retiree's index, and the joiner's commands must not be
+ * taken for the retiree's (already applied, so dropped).
+ */
+type ProcessOfRun = Pick<RunProcessLayout, 'index' | 'workerId' | 'subtasks' | 'joinedBy'>;
+
+/** How a process joins a running run (a live rescale out): the run's new process count and parallelism, and its old one. */
+export interface JoinShape {
+  readonly count: number;
+  /** Subtasks per operator across the run once rescaled. */
+  readonly parallelism: Record<string, number>;
+  /** The run's parallelism before the rescale: the joiner plans the run's sources at it (they keep theirs). */
+  readonly joining: Record<string, number>;
+  /** The run's routing now (every key group still with the run's old owners). */
+  readonly routing: Routing;
+}
 
 /**
  * The stop-subtasks command of one process of a run: a plain stop, or with `savepoint` a stop-with-savepoint
@@ -45,7 +62,7 @@ export function stopSubtasksCommand(
   return {
     v: 1,
     type: 'stop-subtasks',
-    idempotencyKey: stopCommandKey(deployment.id, run.runNo, process.index),
+    idempotencyKey: stopCommandKey(deployment.id, run.runNo, process.index, process.joinedBy),
     issuedAt: Date.now(),
     tenantId: deployment.tenantId,
     jobId: deployment.id,
@@ -69,7 +86,8 @@ export interface RunRefusal {
  */
 export type CommandState =
   | { readonly kind: 'missing' }
-  | { readonly kind: 'queued' }
+  /** `progress`: what the handler last published (BullMQ's job progress; a rescale's { moved, total }), unchecked. */
+  | { readonly kind: 'queued'; readonly progress?: unknown }
   | { readonly kind: 'completed'; readonly result: unknown }
   | { readonly kind: 'failed'; readonly reason: string };
 
@@ -81,7 +99,10 @@ export class CommandGatewayTimeoutError extends Error {
   override readonly name = 'CommandGatewayTimeoutError';
 }
 
-/** The control plane's side of the worker protocol, for deployments: run, stop, and what became of a command, per process. */
+/**
+ * The control plane's side of the worker protocol, for deployments: run, stop, move, rescale, and what became of a
+ * command, per process.
+ */
 @Injectable()
 export class CommandGateway implements OnApplicationBootstrap, OnModuleDestroy {
   private dispatcher: CommandDispatcher | undefined;
@@ -103,31 +124,47 @@ export class CommandGateway implements OnApplicationBootstrap, OnModuleDestroy {
    */
   async sendRun(deployment: Deployment, run: DeploymentRun, bundle: PlacementBundle): Promise<void> {
     const parallelism = runParallelism(run.subtasks);
-    const checkpointing = checkpointingOf(deployment.config);
     for (const process of run.processes) {
       await this.send(process.workerId, {
-        v: 1,
-        type: 'run-subtasks',
-        idempotencyKey: runCommandKey(deployment.id, run.runNo, process.index),
-        issuedAt: Date.now(),
-        tenantId: deployment.tenantId,
-        jobId: deployment.id,
+        ...runSubtasksCommand(deployment, run, process, bundle),
         process: { index: process.index, count: run.processes.length },
-        runNo: run.runNo,
         parallelism,
-        bundle: { key: bundle.key, sha256: bundle.sha256 },
-        maxParallelism: bundle.maxParallelism,
         // The owners live moves left (every operator of the manifest; the engine reads its keyed stages'); a run
         // recorded before routings were has none, and the engine starts from contiguous ranges as it always did.
-        ...(run.routing ? { routing: Object.fromEntries(Object.entries(run.routing).map(([op, owners]) => [op, [...owners]])) } : {}),
-        subtasks: process.subtasks.map((s) => ({ operatorId: s.operatorId, subtask: s.subtask, keyGroups: s.keyGroups.map(([a, b]) => [a, b] as [number, number]) })),
+        ...(run.routing ? { routing: copyRouting(run.routing) } : {}),
         ...(run.restoreFrom ? { restoreFrom: { snapshotId: run.restoreFrom.snapshotId, location: run.restoreFrom.location } } : {}),
         ...(run.restoreFrom?.allowNonRestoredState ? { allowNonRestoredState: true } : {}),
-        checkpointing,
-        // The job's deployment-time parameters (topics by logical name, properties): a parameterized bundle is built with them.
-        config: { topics: { ...deployment.config.topics }, properties: { ...deployment.config.properties } },
       });
     }
+  }
+
+  /**
+   * run-subtasks with `joining` to a process joining the running run (a live rescale out): the same run number,
+   * bundle, config and checkpointing as the run, no restore, its subtasks with no key groups yet (process 0 moves
+   * them), under the joiner's own key. Sent before the rescale-run command: a worker consumes one command at a time,
+   * so a joiner on process 0's worker would otherwise wait behind the rescale that waits for it.
+   */
+  async sendJoin(deployment: Deployment, run: DeploymentRun, process: RunProcessLayout, bundle: PlacementBundle, shape: JoinShape): Promise<void> {
+    await this.send(process.workerId, {
+      ...runSubtasksCommand(deployment, run, process, bundle),
+      process: { index: process.index, count: shape.count },
+      parallelism: { ...shape.parallelism },
+      routing: copyRouting(shape.routing),
+      joining: { parallelism: { ...shape.joining } },
+    });
+  }
+
+  /**
+   * rescale-run to the worker of the run's process 0, which leads the rescale for every process; the caller gives the
+   * deterministic key (one per rescale), so a resend is the same BullMQ job.
+   */
+  async sendRescale(workerId: string, command: Omit<RescaleRun, 'v' | 'type' | 'issuedAt'>): Promise<void> {
+    await this.send(workerId, { v: 1, type: 'rescale-run', issuedAt: Date.now(), ...command, reason: command.reason.slice(0, 500) });
+  }
+
+  /** stop-subtasks to one process of the run (a retiree of a live rescale in, once its report is recorded). */
+  async sendStopProcess(deployment: Deployment, run: DeploymentRun, process: RunProcessLayout, reason: string): Promise<void> {
+    await this.send(process.workerId, stopSubtasksCommand(deployment, run, process, reason));
   }
 
   /** stop-subtasks to every process's worker (a lost worker's too: it is queued there in case the worker comes back). */
@@ -142,7 +179,7 @@ export class CommandGateway implements OnApplicationBootstrap, OnModuleDestroy {
   async runFailure(deploymentId: string, run: DeploymentRun): Promise<RunRefusal | null> {
     const lookup = async (): Promise<RunRefusal | null> => {
       for (const process of run.processes) {
-        const job = await this.queue(process.workerId).getJob(runCommandKey(deploymentId, run.runNo, process.index));
+        const job = await this.queue(process.workerId).getJob(runCommandKey(deploymentId, run.runNo, process.index, process.joinedBy));
         if (job?.finishedOn && job.failedReason && (await job.isFailed())) return { process: process.index, workerId: process.workerId, reason: job.failedReason };
       }
       return null;
@@ -167,7 +204,7 @@ export class CommandGateway implements OnApplicationBootstrap, OnModuleDestroy {
       const state = await job.getState();
       if (state === 'completed') return { kind: 'completed', result: job.returnvalue };
       if (state === 'failed') return { kind: 'failed', reason: job.failedReason || 'the worker gave no reason' };
-      return { kind: 'queued' };
+      return { kind: 'queued', progress: job.progress };
     };
     return bounded(lookup(), LOOKUP_TIMEOUT_MS, `look up command ${idempotencyKey}`);
   }
@@ -202,6 +239,29 @@ export class CommandGateway implements OnApplicationBootstrap, OnModuleDestroy {
     }
     return queue;
   }
+}
+
+/** What every process's run-subtasks says alike: its key, the job, the bundle, its subtasks, config and checkpointing. */
+function runSubtasksCommand(deployment: Deployment, run: DeploymentRun, process: ProcessOfRun, bundle: PlacementBundle) {
+  return {
+    v: 1,
+    type: 'run-subtasks',
+    idempotencyKey: runCommandKey(deployment.id, run.runNo, process.index, process.joinedBy),
+    issuedAt: Date.now(),
+    tenantId: deployment.tenantId,
+    jobId: deployment.id,
+    runNo: run.runNo,
+    bundle: { key: bundle.key, sha256: bundle.sha256 },
+    maxParallelism: bundle.maxParallelism,
+    subtasks: process.subtasks.map((s) => ({ operatorId: s.operatorId, subtask: s.subtask, keyGroups: s.keyGroups.map(([a, b]) => [a, b] as [number, number]) })),
+    checkpointing: checkpointingOf(deployment.config),
+    // The job's deployment-time parameters (topics by logical name, properties): a parameterized bundle is built with them.
+    config: { topics: { ...deployment.config.topics }, properties: { ...deployment.config.properties } },
+  } as const satisfies Partial<RunSubtasks>;
+}
+
+function copyRouting(routing: Routing): Record<string, number[]> {
+  return Object.fromEntries(Object.entries(routing).map(([op, owners]) => [op, [...owners]]));
 }
 
 async function bounded<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {

@@ -103,3 +103,27 @@ describe('observeJob, a run in three processes on two workers', () => {
     expect(observeJob('t1', 'd1', wide, both([], [at(2, 2, 'STOPPING')]))).toMatchObject({ kind: 'changing', reporting: [refs.p2] });
   });
 });
+
+describe('observeJob, a run that processes are joining by a live rescale', () => {
+  // Process 0 on w1 ran since 2 000; process 1 joined at 5 000 on w2, a worker started at 4 000 (added to make room).
+  const joined = {
+    ...run,
+    processes: [
+      { index: 0, workerId: 'w1', subtasks: [planned(0)] },
+      { index: 1, workerId: 'w2', subtasks: [planned(1)], joinedBy: 'r1', joinedAt: new Date(5_000).toISOString() },
+    ],
+  } as DeploymentRun;
+  const p0 = sub('d1', 'RUNNING', 't1', { process: 0 });
+
+  it('takes a joiner not reporting yet for one still starting, not for a restart that lost it', () => {
+    const observed = observeJob('t1', 'd1', joined, fleet(worker({ runningSubtasks: [p0] }), worker({ id: 'w2', startedAt: new Date(4_000) })));
+    expect(observed).toEqual({ kind: 'changing', subtasks: 1, reporting: [P0], notRunning: [{ process: 1, workerId: 'w2' }] });
+  });
+
+  it('still calls a joiner gone when its worker restarted after it joined, or is not alive', () => {
+    const restarted = fleet(worker({ runningSubtasks: [p0] }), worker({ id: 'w2', startedAt: new Date(6_000) }));
+    expect(observeJob('t1', 'd1', joined, restarted)).toMatchObject({ kind: 'process-gone', process: 1, cause: { kind: 'worker-restarted' } });
+    const lost = fleet(worker({ runningSubtasks: [p0] }), worker({ id: 'w2', status: 'LOST' }));
+    expect(observeJob('t1', 'd1', joined, lost)).toMatchObject({ kind: 'process-gone', process: 1, cause: { kind: 'worker-not-alive' } });
+  });
+});

@@ -52,7 +52,7 @@ export function observeJob(tenantId: string, deploymentId: string, run: Deployme
     const reported = worker?.status === 'ALIVE'
       ? worker.runningSubtasks.filter((s) => s.tenantId === tenantId && s.jobId === deploymentId && (s.process ?? 0) === p.index)
       : [];
-    return { ref: { process: p.index, workerId: p.workerId }, worker, reported };
+    return { ref: { process: p.index, workerId: p.workerId }, worker, reported, ranSince: ranSince(run, p) };
   });
   const reporting = views.filter((v) => v.reported.some((s) => s.state !== 'LOST')).map((v) => v.ref);
   const subtasks = views.reduce((n, v) => n + v.reported.length, 0);
@@ -64,9 +64,9 @@ export function observeJob(tenantId: string, deploymentId: string, run: Deployme
     if (!worker) return gone(ref, { kind: 'worker-not-alive', workerStatus: 'UNKNOWN' });
     if (worker.status !== 'ALIVE') return gone(ref, { kind: 'worker-not-alive', workerStatus: worker.status });
   }
-  for (const { ref, worker, reported } of views) {
-    // Reporting none of the process after the run ran, from an incarnation that started since: the process died with the old one.
-    if (reported.length === 0 && run.runningAt && worker && worker.startedAt > run.runningAt) return gone(ref, { kind: 'worker-restarted' });
+  for (const { ref, worker, reported, ranSince } of views) {
+    // Reporting none of the process after it ran, from an incarnation that started since: the process died with the old one.
+    if (reported.length === 0 && ranSince && worker && worker.startedAt > ranSince) return gone(ref, { kind: 'worker-restarted' });
   }
   const lost = views.find((v) => v.reported.some((s) => s.state === 'LOST'));
   if (lost) return gone(lost.ref, { kind: 'job-host-lost' });
@@ -74,6 +74,17 @@ export function observeJob(tenantId: string, deploymentId: string, run: Deployme
   const notRunning = views.filter((v) => !runsAll(v.reported)).map((v) => v.ref);
   if (subtasks === 0) return { kind: 'absent', subtasks, reporting, notRunning };
   return { kind: notRunning.length === 0 ? 'running' : 'changing', subtasks, reporting, notRunning };
+}
+
+/**
+ * Since when a process is known to have been sent its run: the run's running time, or for a process that joined by
+ * a live rescale the later time it was placed. A joiner's worker may well have started after the run ran (a worker
+ * added to make room for it) and reports nothing of it until it starts: that is not a restart that lost it.
+ */
+function ranSince(run: DeploymentRun, process: DeploymentRun['processes'][number]): Date | null {
+  if (!run.runningAt) return null;
+  const joined = process.joinedAt ? new Date(process.joinedAt) : null;
+  return joined && joined > run.runningAt ? joined : run.runningAt;
 }
 
 /**

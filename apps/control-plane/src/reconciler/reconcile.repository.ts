@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { toDatabaseError, type PoolClient } from '@weir/db';
 import type { RunningSubtask } from '@weir/protocol';
-import type { Deployment, DeploymentRun, DeploymentStatus, Routing, RunOutcome, RunProcessLayout } from '../deployments/deployment';
+import type { Deployment, DeploymentRun, DeploymentStatus, Parallelism, Routing, RunOutcome, RunProcessLayout } from '../deployments/deployment';
 import { DEPLOYMENT_COLUMNS, RUN_COLUMNS, toDeployment, toRun, type DeploymentRow, type RunRow } from '../deployments/deployment-rows';
 import type { WorkerStatus } from '../workers/worker';
 import type { ObservedWorker } from './job-observation';
@@ -113,6 +113,62 @@ export class ReconcileRepository {
   }
 
   /**
+   * A live rescale's joiners placed: the run's layout with them appended (their slots counted from now on, as
+   * weir_worker_slots_in_use() reads the layouts). The run's subtasks stay what it runs until the rescale's report.
+   */
+  async setRunProcesses(client: PoolClient, run: DeploymentRun, processes: readonly RunProcessLayout[]): Promise<void> {
+    await q(client, 'record run processes', 'UPDATE deployment_runs SET processes = $3, slots = $4 WHERE deployment_id = $1 AND run_no = $2', [
+      run.deploymentId,
+      run.runNo,
+      JSON.stringify(processes),
+      processes.length,
+    ]);
+  }
+
+  /** A live rescale DONE: the run's layout as its report left it (retirees gone), its routing and subtasks. */
+  async setRunLayout(client: PoolClient, run: DeploymentRun, change: Pick<DeploymentRun, 'routing' | 'processes' | 'subtasks'>): Promise<void> {
+    await q(client, 'record rescaled run', 'UPDATE deployment_runs SET routing = $3, processes = $4, subtasks = $5, slots = $6 WHERE deployment_id = $1 AND run_no = $2', [
+      run.deploymentId,
+      run.runNo,
+      JSON.stringify(change.routing),
+      JSON.stringify(change.processes),
+      JSON.stringify(change.subtasks),
+      change.processes.length,
+    ]);
+  }
+
+  /**
+   * The parallelism a live rescale made becomes the deployment's; the pending change is cleared only if it is that
+   * one (a change asked for while the rescale ran stays pending, for the next rescale).
+   */
+  async adoptParallelism(client: PoolClient, id: string, parallelism: Parallelism): Promise<void> {
+    await q(
+      client,
+      'adopt rescaled parallelism',
+      `UPDATE deployments SET parallelism = $2::jsonb,
+         pending_rescale_mode = CASE WHEN pending_parallelism = $2::jsonb THEN NULL ELSE pending_rescale_mode END,
+         pending_parallelism = CASE WHEN pending_parallelism = $2::jsonb THEN NULL ELSE pending_parallelism END,
+         updated_at = now()
+       WHERE id = $1`,
+      [id, JSON.stringify(parallelism)],
+    );
+  }
+
+  /**
+   * A live rescale given up with the job running as it was: its change is dropped (unless a newer one replaced it),
+   * and the deployment's slots (its quota's count) are what it runs again.
+   */
+  async dropPendingParallelism(client: PoolClient, id: string, parallelism: Parallelism, slots: number): Promise<void> {
+    await q(
+      client,
+      'drop pending parallelism',
+      `UPDATE deployments SET pending_parallelism = NULL, pending_rescale_mode = NULL, slots = $3, updated_at = now()
+       WHERE id = $1 AND pending_parallelism = $2::jsonb`,
+      [id, JSON.stringify(parallelism), slots],
+    );
+  }
+
+  /**
    * The restore pending for the next run (a savepoint the tenant requested, or the state kept when it stopped),
    * removed as it is taken; null when none.
    */
@@ -180,7 +236,7 @@ export class ReconcileRepository {
   }
 
   async adoptPendingParallelism(client: PoolClient, id: string): Promise<void> {
-    await q(client, 'adopt parallelism', `UPDATE deployments SET parallelism = pending_parallelism, pending_parallelism = NULL, updated_at = now()
+    await q(client, 'adopt parallelism', `UPDATE deployments SET parallelism = pending_parallelism, pending_parallelism = NULL, pending_rescale_mode = NULL, updated_at = now()
       WHERE id = $1 AND pending_parallelism IS NOT NULL`, [id]);
   }
 

@@ -9,6 +9,9 @@ import { PG_POOL } from '../infrastructure/tokens';
 import { CommandGateway } from '../placement/command-gateway';
 import { FleetRepository } from '../placement/fleet.repository';
 import { KeyGroupMoveEvents } from '../moves/key-group-move-events';
+import { KeyGroupMovesRepository } from '../moves/key-group-moves.repository';
+import { RescaleEvents } from '../rescales/rescale-events';
+import { RescalesRepository } from '../rescales/rescales.repository';
 import { SavepointCommands } from '../savepoints/savepoint-commands';
 import { observeJob, type ObservedWorker } from './job-observation';
 import { MoveDriver } from './move-driver';
@@ -57,6 +60,9 @@ export class Reconciler implements OnApplicationBootstrap, OnModuleDestroy {
     private readonly snapshots: SnapshotProbe,
     private readonly moves: MoveDriver,
     private readonly moveEvents: KeyGroupMoveEvents,
+    private readonly rescales: RescalesRepository,
+    private readonly rescaleEvents: RescaleEvents,
+    private readonly moveRecords: KeyGroupMovesRepository,
   ) {
     this.timing = timingFor(config.WEIR_WORKER_HEARTBEAT_MS);
     this.installation = config.WEIR_QUEUE_PREFIX;
@@ -133,6 +139,8 @@ export class Reconciler implements OnApplicationBootstrap, OnModuleDestroy {
         gateway: this.gateway,
         savepointCommands: this.savepointCommands,
         snapshots: this.snapshots,
+        rescales: this.rescales,
+        moves: this.moveRecords,
       });
       const next: Next = await STATE_HANDLERS[deployment.status]({
         deployment,
@@ -147,17 +155,18 @@ export class Reconciler implements OnApplicationBootstrap, OnModuleDestroy {
         const after = next.again ? 0 : next.soon ? this.timing.activeRecheckMs : recheckAfter(deployment.status, this.timing);
         // A move in flight is looked at as often as an active status, whatever the status (its outcome waits on it).
         await this.repository.schedule(client, deployment.id, moved.pending ? Math.min(after ?? Infinity, this.timing.activeRecheckMs) : after);
-        return { deployment, next, at: null, moved };
+        return { deployment, next, at: null, moved, rescales: actions.rescale.changed };
       }
       // A transition the lifecycle has no edge for is a handler's bug: refused (the step rolls back, and is logged).
       assertTransition(deployment.status, next.to, next.reason);
       const at = await this.repository.transition(client, deployment, next.to, next.reason);
       // A transition is looked at again at once: the next status may have work to do right away.
       await this.repository.schedule(client, deployment.id, 0);
-      return { deployment, next, at, moved };
+      return { deployment, next, at, moved, rescales: actions.rescale.changed };
     });
     if (!result) return false;
     if (result.moved.settled) await this.moveEvents.publish(result.moved.settled);
+    for (const rescale of result.rescales) await this.rescaleEvents.publish(tenantId, deploymentId, rescale);
     if (result.next.kind === 'stay') return result.next.again === true;
     if (!result.at) return false;
     const { deployment, next } = result;

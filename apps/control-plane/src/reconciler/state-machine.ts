@@ -1,4 +1,4 @@
-import type { Deployment, DeploymentRun, DeploymentStatus, Parallelism, RunOutcome } from '../deployments/deployment';
+import type { Deployment, DeploymentRun, DeploymentStatus, LiveRescale, Parallelism, RunOutcome } from '../deployments/deployment';
 import type { RunRefusal } from '../placement/command-gateway';
 import type { JobObservation } from './job-observation';
 
@@ -19,6 +19,16 @@ export const goTo = (to: DeploymentStatus, reason: string): Next => ({ kind: 'tr
 export type PlaceResult =
   | { readonly placed: true; readonly run: DeploymentRun }
   | { readonly placed: false; readonly reason: string };
+
+/**
+ * What one step of a live rescale came to: stay (`again`: its next step has work to do at once, in a transaction of
+ * its own), the job RUNNING again (the rescale DONE, or given up with the job running as it was), or a restart (the
+ * rescale FELL_BACK: stop and restore at the new parallelism, as a rescale by restart does).
+ */
+export type LiveRescaleStep =
+  | { readonly kind: 'stay'; readonly note: string; readonly again?: boolean }
+  | { readonly kind: 'running'; readonly reason: string }
+  | { readonly kind: 'restart'; readonly reason: string };
 
 /**
  * The side effects a state may cause, all within the reconciler's transaction on the deployment's row (commands
@@ -55,6 +65,15 @@ export interface ReconcileActions {
   adoptPendingUpgrade(): Promise<void>;
   /** Makes the pending parallelism the deployment's parallelism. */
   adoptPendingParallelism(): Promise<void>;
+  /**
+   * RUNNING with a pending parallelism: records a live rescale of the run where the requested mode and the run allow
+   * one (docs/deployments.md, "Rescaling"), and says how the change will be made, for the move to RESCALING.
+   */
+  beginRescale(run: DeploymentRun): Promise<string>;
+  /** One step of the live rescale in flight for `run` (live-rescale-driver.ts). */
+  stepLiveRescale(rescale: LiveRescale, run: DeploymentRun, now: Date): Promise<LiveRescaleStep>;
+  /** Gives the live rescale in flight up (FAILED), saying why. */
+  abandonRescale(rescale: LiveRescale, reason: string): Promise<void>;
   /**
    * Keeps the stopped job's state for its next run: the first of `savepointIds` found on S3, else the job's latest
    * checkpoint (the reason says why no savepoint). Never replaces a restore the tenant requested. Returns what was

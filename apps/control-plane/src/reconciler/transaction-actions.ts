@@ -1,6 +1,8 @@
 import type { PoolClient } from '@weir/db';
 import type { BundleReader } from '../deployments/bundle-reader';
-import type { Deployment, DeploymentRun, Parallelism, RunOutcome } from '../deployments/deployment';
+import type { Deployment, DeploymentRun, LiveRescale, Parallelism, RunOutcome } from '../deployments/deployment';
+import type { KeyGroupMovesRepository } from '../moves/key-group-moves.repository';
+import type { RescalesRepository } from '../rescales/rescales.repository';
 import { stopCommandKey, type CommandGateway, type RunRefusal } from '../placement/command-gateway';
 import type { FleetRepository } from '../placement/fleet.repository';
 import { shortageReason, spreadProcesses } from '../placement/placement';
@@ -8,9 +10,10 @@ import { planRouting, type PreviousRouting } from '../placement/routing';
 import { planProcesses, runParallelism } from '../placement/subtask-plan';
 import { jobPrefix, LATEST_CHECKPOINT, savepointManifestKey } from '../savepoints/restore-points';
 import { savepointCommandKey, type SavepointCommands } from '../savepoints/savepoint-commands';
+import { LiveRescaleDriver } from './live-rescale-driver';
 import type { ReconcileRepository } from './reconcile.repository';
 import type { SnapshotProbe } from './snapshot-probe';
-import type { PlaceResult, ReconcileActions } from './state-machine';
+import type { LiveRescaleStep, PlaceResult, ReconcileActions } from './state-machine';
 
 export interface ActionDeps {
   readonly repository: ReconcileRepository;
@@ -19,6 +22,8 @@ export interface ActionDeps {
   readonly gateway: CommandGateway;
   readonly savepointCommands: SavepointCommands;
   readonly snapshots: SnapshotProbe;
+  readonly rescales: RescalesRepository;
+  readonly moves: KeyGroupMovesRepository;
 }
 
 /**
@@ -27,11 +32,16 @@ export interface ActionDeps {
  * idempotency key to the same worker (the run row, with its worker, is what the placement decision committed).
  */
 export class TransactionActions implements ReconcileActions {
+  /** The deployment's live rescale, driven in this transaction; `rescale.changed` is published once it commits. */
+  readonly rescale: LiveRescaleDriver;
+
   constructor(
     private readonly client: PoolClient,
     private readonly deployment: Deployment,
     private readonly deps: ActionDeps,
-  ) {}
+  ) {
+    this.rescale = new LiveRescaleDriver(client, deployment, deps);
+  }
 
   async placeRun(options: {
     bundleId: string;
@@ -106,6 +116,18 @@ export class TransactionActions implements ReconcileActions {
 
   adoptPendingParallelism(): Promise<void> {
     return this.deps.repository.adoptPendingParallelism(this.client, this.deployment.id);
+  }
+
+  beginRescale(run: DeploymentRun): Promise<string> {
+    return this.rescale.begin(run);
+  }
+
+  stepLiveRescale(rescale: LiveRescale, run: DeploymentRun, now: Date): Promise<LiveRescaleStep> {
+    return this.rescale.step(rescale, run, now);
+  }
+
+  abandonRescale(rescale: LiveRescale, reason: string): Promise<void> {
+    return this.rescale.abandon(rescale, reason);
   }
 
   async keepState(run: DeploymentRun | null, savepointIds: readonly string[], whyNoSavepoint?: string): Promise<string> {

@@ -34,6 +34,7 @@ export const TENANT_TABLES = [
   'slo_minutes',
   'slos',
   'deployment_key_group_moves',
+  'deployment_rescales',
   'deployment_restores',
   'deployment_transitions',
   'deployment_runs',

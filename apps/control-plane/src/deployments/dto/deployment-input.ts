@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { pageQueryShape } from '../../pagination/page-query';
-import { DEPLOYMENT_STATUSES, DESIRED_STATES, RESUME_MODES, UPGRADE_MODES } from '../deployment';
+import { DEPLOYMENT_STATUSES, DESIRED_STATES, RESCALE_MODES, RESUME_MODES, UPGRADE_MODES } from '../deployment';
 
 const MAX_PARALLELISM = 32768;
 const parallelismValue = z
@@ -59,10 +59,13 @@ export const patchDeploymentBody = z.strictObject(
     parallelism: parallelismInput.optional(),
     /** With desiredState RUNNING: restore the state kept at suspend (default) or start without it. */
     resumeMode: z.enum(RESUME_MODES, { error: `must be one of ${RESUME_MODES.join(', ')}` }).optional(),
+    /** With parallelism: live (default; a restart where the run cannot change live) or restart. */
+    rescaleMode: z.enum(RESCALE_MODES, { error: `must be one of ${RESCALE_MODES.join(', ')}` }).optional(),
   },
   { error: 'must be a JSON object' },
 )
   .refine((b) => b.desiredState !== undefined || b.parallelism !== undefined, { message: 'give desiredState or parallelism', path: ['desiredState'] })
+  .refine((b) => b.rescaleMode === undefined || b.parallelism !== undefined, { message: 'applies with parallelism only', path: ['rescaleMode'] })
   .refine((b) => b.resumeMode === undefined || b.desiredState === 'RUNNING', { message: 'applies to desiredState RUNNING only', path: ['resumeMode'] });
 export type PatchDeploymentBody = z.infer<typeof patchDeploymentBody>;
 

@@ -25,9 +25,8 @@ export const running: StateHandler = async (ctx) => {
     if (settled) return settled;
   }
   if (deployment.pendingUpgrade) return goTo('UPGRADING', upgradeReason(deployment.pendingUpgrade));
-  if (deployment.pendingParallelism) {
-    return goTo('RESCALING', 'parallelism change requested: restarting with the new parallelism from the latest checkpoint');
-  }
+  // A requested restore goes first: its run restarts from the snapshot anyway (the parallelism then goes with it).
+  if (deployment.pendingParallelism && deployment.pendingRestore?.origin !== 'requested') return goTo('RESCALING', await actions.beginRescale(run));
   if (deployment.pendingRestore?.origin === 'requested') {
     // Restoring a running deployment: the run stops, the next one (UPGRADING places it) takes the restore.
     return goTo('UPGRADING', `restore requested (${deployment.pendingRestore.reason}): stopping run ${run.runNo}, then starting from it`);

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import type { Deployment, DeploymentRun, DeploymentStatus, Parallelism, RunOutcome } from '../../deployments/deployment';
+import type { Deployment, DeploymentRun, DeploymentStatus, LiveRescale, Parallelism, RunOutcome } from '../../deployments/deployment';
 import type { RunRefusal } from '../../placement/command-gateway';
 import type { JobObservation } from '../job-observation';
 import { isAllowedTransition } from '../transitions';
-import type { Next, PlaceResult, ReconcileActions, ReconcileContext } from '../state-machine';
+import type { LiveRescaleStep, Next, PlaceResult, ReconcileActions, ReconcileContext } from '../state-machine';
 import { STATE_HANDLERS } from './index';
 
 const T0 = new Date('2026-01-01T00:00:00Z');
@@ -22,10 +22,12 @@ function deployment(overrides: Partial<Deployment> = {}): Deployment {
     statusReason: 'created',
     pendingUpgrade: null,
     pendingParallelism: null,
+    pendingRescaleMode: null,
     pendingRestore: null,
     pendingStop: null,
     runNo: 0,
     layout: null,
+    rescale: null,
     createdAt: T0,
     updatedAt: T0,
     statusChangedAt: later(1_000),
@@ -92,6 +94,20 @@ class FakeActions implements ReconcileActions {
   }
   async adoptPendingParallelism() {
     this.calls.push('adopt parallelism');
+  }
+  /** What beginRescale says, and the steps stepLiveRescale returns in turn (the last one repeats). */
+  rescaleBegun = 'parallelism change requested: restarting';
+  liveSteps: LiveRescaleStep[] = [{ kind: 'stay', note: 'moving' }];
+  async beginRescale(r: DeploymentRun) {
+    this.calls.push(`begin rescale of ${r.runNo}`);
+    return this.rescaleBegun;
+  }
+  async stepLiveRescale(rescale: LiveRescale, r: DeploymentRun) {
+    this.calls.push(`step ${rescale.rescaleId} ${rescale.state} of ${r.runNo}`);
+    return this.liveSteps.length > 1 ? this.liveSteps.shift()! : this.liveSteps[0];
+  }
+  async abandonRescale(rescale: LiveRescale, reason: string) {
+    this.calls.push(`abandon ${rescale.rescaleId}: ${reason}`);
   }
   async keepState(_r: DeploymentRun | null, savepointIds: readonly string[]) {
     const found = savepointIds.find((id) => this.savepoints.has(id));
@@ -590,3 +606,75 @@ describe('resting states', () => {
     }
   });
 });
+
+describe('RESCALING live', () => {
+  const old = run({ placedAt: T0, runningAt: T0 });
+  const rescale = (overrides: Partial<LiveRescale> = {}): LiveRescale => ({
+    rescaleId: 'r1',
+    runNo: 1,
+    fromParallelism: { default: 2, operators: {} },
+    toParallelism: { default: 4, operators: {} },
+    fromProcesses: 2,
+    toProcesses: 4,
+    state: 'MOVING',
+    reason: '',
+    moved: 0,
+    total: 0,
+    report: null,
+    requestedAt: T0,
+    joinedAt: T0,
+    startedAt: T0,
+    finishedAt: null,
+    ...overrides,
+  });
+  const d = (r: LiveRescale) => ({ rescale: r, pendingParallelism: { default: 4, operators: {} } });
+
+  it('RUNNING with a pending parallelism goes RESCALING saying how the change is made', async () => {
+    const actions = new FakeActions();
+    actions.rescaleBegun = 'parallelism change requested: live rescale r1, 2 → 4 processes';
+    const { next, calls } = await step('RUNNING', { run: old, job: seen('running'), d: { pendingParallelism: { default: 4, operators: {} } }, actions });
+    expect(next).toEqual({ kind: 'transition', to: 'RESCALING', reason: 'parallelism change requested: live rescale r1, 2 → 4 processes' });
+    expect(calls).toEqual(['begin rescale of 1']);
+  });
+
+  it('steps the rescale in flight while the run keeps running, then goes RUNNING on its report', async () => {
+    const actions = new FakeActions();
+    actions.liveSteps = [{ kind: 'stay', note: 'moving: 3 of 16', again: false }, { kind: 'running', reason: 'live rescale done' }];
+    const moving = await step('RESCALING', { run: old, job: seen('changing'), d: d(rescale()), actions });
+    expect(moving.next).toEqual({ kind: 'stay', note: 'moving: 3 of 16' });
+    const done = await step('RESCALING', { run: old, job: seen('running'), d: d(rescale()), actions });
+    expect(done.next).toEqual({ kind: 'transition', to: 'RUNNING', reason: 'live rescale done' });
+    // Neither step stopped the run.
+    expect(actions.calls).toEqual(['step r1 MOVING of 1', 'step r1 MOVING of 1']);
+  });
+
+  it('falls back to the restart when the step says so, the reason saying why', async () => {
+    const actions = new FakeActions();
+    actions.liveSteps = [{ kind: 'restart', reason: 'refused' }];
+    const { next, calls } = await step('RESCALING', { run: old, job: seen('running'), d: d(rescale()), actions });
+    expect(next).toEqual({ kind: 'stay', note: 'live rescale r1 fell back to a restart (refused); stopping run 1 on worker w1' });
+    expect(calls).toEqual(['step r1 MOVING of 1', 'stop 1']);
+    // The next looks (the rescale settled FELL_BACK meanwhile) carry on with the restart, still saying why.
+    const fellBack = rescale({ state: 'FELL_BACK', reason: 'refused', finishedAt: later(2_000) });
+    const later2 = await step('RESCALING', { run: { ...old, stopSentAt: later(1_500) }, job: seen('absent', 0), d: d(fellBack) });
+    expect(later2.calls).toEqual(['end 1 REPLACED', 'place b1 p4 from latest', 'adopt parallelism']);
+    expect(later2.next).toMatchObject({ kind: 'stay', note: expect.stringMatching(/^live rescale r1 fell back to a restart \(refused\); run 2 placed/) });
+  });
+
+  it('gives the rescale up and goes RECOVERING when a process is gone', async () => {
+    const { next, calls } = await step('RESCALING', { run: old, job: gone, d: d(rescale()) });
+    expect(next).toEqual({
+      kind: 'transition',
+      to: 'RECOVERING',
+      reason: 'worker w1 is LOST (it hosted process 0 of run 1) during live rescale r1: re-placing the job at the new parallelism, restoring its latest checkpoint',
+    });
+    expect(calls).toEqual(['abandon r1: worker w1 is LOST (it hosted process 0 of run 1): the run is lost, and recovers at the new parallelism']);
+  });
+
+  it('gives the rescale up when the desired state changes, and stops', async () => {
+    const { next, calls } = await step('RESCALING', { run: old, job: seen('running'), d: { ...d(rescale()), desiredState: 'SUSPENDED' } });
+    expect(to(next)).toBe('STOPPING');
+    expect(calls[0]).toBe('abandon r1: desired state SUSPENDED while it ran: the run stops');
+  });
+});
+
