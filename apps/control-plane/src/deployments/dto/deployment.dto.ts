@@ -2,12 +2,15 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import {
   DEPLOYMENT_STATUSES,
   DESIRED_STATES,
+  RESCALE_MODES,
+  RESCALE_STATES,
   RESUME_MODES,
   RUN_OUTCOMES,
   UPGRADE_MODES,
   type Deployment,
   type DeploymentRun,
   type DeploymentTransition,
+  type LiveRescale,
   type RunLayout,
   type RunProcessLayout,
   type SubtaskAssignment,
@@ -73,6 +76,43 @@ export class RunLayoutDto {
   }
 }
 
+export class LiveRescaleDto {
+  @ApiProperty({ example: 'r0193a1b2c3d4a1b2c3d4e5f6' }) rescaleId!: string;
+  @ApiProperty({ description: 'The run rescaled in place (it keeps its number)' }) runNo!: number;
+  @ApiProperty({
+    enum: RESCALE_STATES,
+    description:
+      'PENDING: placing the joining processes; JOINING: sending their commands; MOVING: process 0 moves key groups; DONE; FAILED: given up (the reason says whether the job ran on as it was or recovered); FELL_BACK: not possible live, the deployment restarts at the new parallelism instead',
+  })
+  state!: string;
+  @ApiProperty({ type: ParallelismDto }) fromParallelism!: ParallelismDto;
+  @ApiProperty({ type: ParallelismDto }) toParallelism!: ParallelismDto;
+  @ApiProperty({ description: 'Job host processes before' }) fromProcesses!: number;
+  @ApiProperty({ description: 'Job host processes after' }) toProcesses!: number;
+  @ApiProperty({ description: 'Key groups moved so far (process 0 reports its progress as it goes)' }) moved!: number;
+  @ApiProperty({ description: 'Key groups to move (0 until process 0 has planned the moves)' }) total!: number;
+  @ApiProperty({ description: 'What it does or waits for; once settled, why it ended so' }) reason!: string;
+  @ApiProperty({ format: 'date-time' }) requestedAt!: string;
+  @ApiProperty({ type: String, format: 'date-time', nullable: true }) finishedAt!: string | null;
+
+  static from(r: LiveRescale): LiveRescaleDto {
+    return {
+      rescaleId: r.rescaleId,
+      runNo: r.runNo,
+      state: r.state,
+      fromParallelism: { default: r.fromParallelism.default, operators: { ...r.fromParallelism.operators } },
+      toParallelism: { default: r.toParallelism.default, operators: { ...r.toParallelism.operators } },
+      fromProcesses: r.fromProcesses,
+      toProcesses: r.toProcesses,
+      moved: r.moved,
+      total: r.total,
+      reason: r.reason,
+      requestedAt: r.requestedAt.toISOString(),
+      finishedAt: r.finishedAt?.toISOString() ?? null,
+    };
+  }
+}
+
 export class DeploymentDto {
   @ApiProperty({ example: 'd0193a1b2c3d4e5f6a7b8c9d0' }) id!: string;
   @ApiProperty() name!: string;
@@ -84,6 +124,8 @@ export class DeploymentDto {
   @ApiProperty({ description: 'Why the deployment is in its status, or what it waits for' }) statusReason!: string;
   @ApiProperty({ type: PendingUpgradeDto, nullable: true }) pendingUpgrade!: PendingUpgradeDto | null;
   @ApiProperty({ type: ParallelismDto, nullable: true }) pendingParallelism!: ParallelismDto | null;
+  @ApiProperty({ enum: RESCALE_MODES, nullable: true, description: 'How the pending parallelism change is made; null when none is pending' })
+  pendingRescaleMode!: string | null;
   @ApiProperty({
     type: PendingRestoreDto,
     nullable: true,
@@ -99,6 +141,12 @@ export class DeploymentDto {
     description: 'Where the open run runs: its job host processes, each with its worker and the subtasks (operator, subtask, key-group ranges) it runs; null while no run is open',
   })
   layout!: RunLayoutDto | null;
+  @ApiProperty({
+    type: LiveRescaleDto,
+    nullable: true,
+    description: 'The latest live rescale: in flight while the deployment is RESCALING live (with its progress), else how the last one ended; null when there was none',
+  })
+  rescale!: LiveRescaleDto | null;
   @ApiProperty({ format: 'date-time' }) createdAt!: string;
   @ApiProperty({ format: 'date-time' }) updatedAt!: string;
   @ApiProperty({ format: 'date-time' }) statusChangedAt!: string;
@@ -115,10 +163,12 @@ export class DeploymentDto {
       statusReason: d.statusReason,
       pendingUpgrade: d.pendingUpgrade,
       pendingParallelism: d.pendingParallelism,
+      pendingRescaleMode: d.pendingRescaleMode,
       pendingRestore: d.pendingRestore ? { snapshotId: d.pendingRestore.snapshotId, origin: d.pendingRestore.origin, reason: d.pendingRestore.reason } : null,
       pendingStopSavepointId: d.pendingStop?.savepointId ?? null,
       runNo: d.runNo,
       layout: d.layout ? RunLayoutDto.from(d.layout) : null,
+      rescale: d.rescale ? LiveRescaleDto.from(d.rescale) : null,
       createdAt: d.createdAt.toISOString(),
       updatedAt: d.updatedAt.toISOString(),
       statusChangedAt: d.statusChangedAt.toISOString(),
@@ -203,6 +253,13 @@ export class CreateDeploymentRequestDto {
 export class PatchDeploymentRequestDto {
   @ApiPropertyOptional({ enum: DESIRED_STATES, description: 'CANCELLED is final' }) desiredState?: string;
   @ApiPropertyOptional({ description: 'A new parallelism: the deployment goes through RESCALING' }) parallelism?: Partial<ParallelismDto>;
+  @ApiPropertyOptional({
+    enum: RESCALE_MODES,
+    default: 'live',
+    description:
+      'With parallelism: live starts or retires job host processes and moves key groups to or from them while the job runs (RESCALING shows its progress in `rescale`), and restarts where the run cannot change live (the reason says why); restart stops the job and restores it at the new parallelism from its latest checkpoint',
+  })
+  rescaleMode?: string;
   @ApiPropertyOptional({
     enum: RESUME_MODES,
     default: 'last-state',

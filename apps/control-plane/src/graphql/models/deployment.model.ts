@@ -1,5 +1,7 @@
 import { Field, ID, InputType, Int, ObjectType, registerEnumType } from '@nestjs/graphql';
-import { DEPLOYMENT_STATUSES, DESIRED_STATES, UPGRADE_MODES, type Deployment, type Parallelism, type RunLayout } from '../../deployments/deployment';
+import { DEPLOYMENT_STATUSES, DESIRED_STATES, UPGRADE_MODES, type Deployment, type RunLayout } from '../../deployments/deployment';
+import { LiveRescaleModel, RescaleModeEnum } from './live-rescale.model';
+import { ParallelismModel } from './parallelism.model';
 
 export enum DeploymentStatusEnum {
   CREATED = 'CREATED',
@@ -38,22 +40,6 @@ const _enums: [
   Same<`${UpgradeModeEnum}`, (typeof UPGRADE_MODES)[number]>,
 ] = [true, true, true];
 void _enums;
-
-@ObjectType('OperatorParallelism')
-export class OperatorParallelismModel {
-  @Field() operatorId!: string;
-  @Field(() => Int) parallelism!: number;
-}
-
-@ObjectType('Parallelism', { description: 'Per-operator parallelism; operators not listed run at `default`.' })
-export class ParallelismModel {
-  @Field(() => Int) default!: number;
-  @Field(() => [OperatorParallelismModel]) operators!: OperatorParallelismModel[];
-
-  static from(p: Parallelism): ParallelismModel {
-    return { default: p.default, operators: Object.entries(p.operators).map(([operatorId, parallelism]) => ({ operatorId, parallelism })) };
-  }
-}
 
 @ObjectType('PendingUpgrade')
 export class PendingUpgradeModel {
@@ -117,9 +103,13 @@ export class DeploymentModel {
   @Field({ description: 'Why the status is what it is' }) statusReason!: string;
   @Field(() => PendingUpgradeModel, { nullable: true }) pendingUpgrade!: PendingUpgradeModel | null;
   @Field(() => ParallelismModel, { nullable: true, description: 'A parallelism change not yet applied' }) pendingParallelism!: ParallelismModel | null;
+  @Field(() => RescaleModeEnum, { nullable: true, description: 'How the pending parallelism change is made; null when none is pending' })
+  pendingRescaleMode!: RescaleModeEnum | null;
   @Field(() => Int, { description: 'Number of the latest run (0: never started)' }) runNo!: number;
   @Field(() => RunLayoutModel, { nullable: true, description: 'Where the open run runs (processes, workers, subtasks, key groups); null while no run is open' })
   layout!: RunLayoutModel | null;
+  @Field(() => LiveRescaleModel, { nullable: true, description: 'The latest live rescale: in flight while RESCALING live, else how the last one ended; null when none' })
+  rescale!: LiveRescaleModel | null;
   @Field() createdAt!: Date;
   @Field() updatedAt!: Date;
   @Field() statusChangedAt!: Date;
@@ -138,8 +128,10 @@ export class DeploymentModel {
         ? { bundleId: d.pendingUpgrade.bundleId, mode: d.pendingUpgrade.mode as UpgradeModeEnum, requestedAt: new Date(d.pendingUpgrade.requestedAt) }
         : null,
       pendingParallelism: d.pendingParallelism ? ParallelismModel.from(d.pendingParallelism) : null,
+      pendingRescaleMode: d.pendingRescaleMode as RescaleModeEnum | null,
       runNo: d.runNo,
       layout: d.layout ? RunLayoutModel.from(d.layout) : null,
+      rescale: d.rescale ? LiveRescaleModel.from(d.rescale) : null,
       createdAt: d.createdAt,
       updatedAt: d.updatedAt,
       statusChangedAt: d.statusChangedAt,

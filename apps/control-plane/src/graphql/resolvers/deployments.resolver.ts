@@ -18,6 +18,7 @@ import {
   ParallelismInputModel,
   UpgradeModeEnum,
 } from '../models/deployment.model';
+import { RescaleModeEnum } from '../models/live-rescale.model';
 import { DeploymentMetricsModel } from '../models/metrics.model';
 import { SloModel } from '../models/slo.model';
 
@@ -86,13 +87,16 @@ export class DeploymentsResolver {
     return DeploymentModel.from(await this.deploymentService.patch(principal.tenantId, this.id(id), body));
   }
 
-  @Mutation(() => DeploymentModel, { description: 'Change the parallelism (write scope); quotas apply.' })
+  @Mutation(() => DeploymentModel, {
+    description: 'Change the parallelism (write scope); quotas apply. As PATCH /v1/deployments/{id}: live by default (a restart where the run cannot change live).',
+  })
   async rescaleDeployment(
     @Caller('write') principal: Principal,
     @Args('id', { type: () => ID }) id: string,
     @Args('parallelism', { type: () => ParallelismInputModel }) parallelism: ParallelismInputModel,
+    @Args('mode', { type: () => RescaleModeEnum, defaultValue: RescaleModeEnum.live }) mode: RescaleModeEnum,
   ): Promise<DeploymentModel> {
-    const body = parseArgs(patchDeploymentBody, { parallelism: parallelismBody(parallelism) });
+    const body = parseArgs(patchDeploymentBody, { parallelism: parallelismBody(parallelism), rescaleMode: mode });
     return DeploymentModel.from(await this.deploymentService.patch(principal.tenantId, this.id(id), body));
   }
 

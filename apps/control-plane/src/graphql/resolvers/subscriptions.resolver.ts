@@ -4,6 +4,7 @@ import type { WeirConfig } from '@weir/config';
 import { WEIR_CONFIG } from '../../control-plane-options';
 import type { DeploymentMetrics } from '../../metrics/deployment-metrics';
 import type { KeyGroupMoveMessage } from '../../moves/key-group-move-events';
+import type { RescaleMessage } from '../../rescales/rescale-events';
 import { NotFoundProblem } from '../../problems/problem.exception';
 import type { SloStatusMessage } from '../../slos/slo';
 import { TenantDb, type Principal } from '../../tenancy';
@@ -12,6 +13,7 @@ import { Caller } from '../graphql-auth';
 import { parseId } from '../graphql-args';
 import { DeploymentStatusChangeModel, RuleRolloutProgressModel, ScalingDecisionModel, type RuleRolloutMessage, type ScalingDecisionMessage } from '../models/events.model';
 import { KeyGroupMoveModel } from '../models/key-group-move.model';
+import { LiveRescaleModel } from '../models/live-rescale.model';
 import { DeploymentMetricsModel } from '../models/metrics.model';
 import { SloStatusUpdateModel } from '../models/slo.model';
 import { RedisPubSub } from '../redis-pubsub';
@@ -88,6 +90,14 @@ export class SubscriptionsResolver {
   })
   async keyGroupMoves(@Caller('read') principal: Principal, @Args('deploymentId', { type: () => ID }) deploymentId: string) {
     return this.listen<KeyGroupMoveMessage>('moves', principal, await this.deployment(principal, deploymentId));
+  }
+
+  @Subscription(() => LiveRescaleModel, {
+    description: "The deployment's live rescales as they go: each change of state, and process 0's progress (key groups moved of total) while MOVING.",
+    resolve: (m: RescaleMessage) => LiveRescaleModel.fromMessage(m),
+  })
+  async liveRescales(@Caller('read') principal: Principal, @Args('deploymentId', { type: () => ID }) deploymentId: string) {
+    return this.listen<RescaleMessage>('rescales', principal, await this.deployment(principal, deploymentId));
   }
 
   private async deployment(principal: Principal, deploymentId: string): Promise<string> {
