@@ -1,10 +1,14 @@
 import type { WeirConfig } from '@weir/config';
 import {
+  CommandRejectedError,
   createCommandConsumer,
   createWorkerReporter,
   type CommandConsumer,
+  type CommandContext,
   type MoveKeyGroups,
   type MoveReport,
+  type RescaleReport,
+  type RescaleRun,
   type RunningSubtask,
   type RunSubtasks,
   type WorkerCommand,
@@ -24,7 +28,9 @@ export interface ReceivedCommand {
  * can be in (a process still starting, a job host LOST, survivors slow to stop) without depending on what the
  * engine does. `run-subtasks` makes the process's subtasks STARTING (`autoRun`: RUNNING); `stop-subtasks` drops
  * the process's subtasks after `stopDelayMs`; `move-key-groups` answers with what `onMove` returns (by default a
- * report naming every key group asked for, 100 bytes and 1 ms each) or throws.
+ * report naming every key group asked for, 100 bytes and 1 ms each) or throws; `rescale-run` answers with what
+ * `onRescale` returns (publishing progress through its context on the way), and is refused while it is null, as by a
+ * worker that cannot rescale live.
  */
 export class ProtocolWorker {
   readonly received: ReceivedCommand[] = [];
@@ -33,6 +39,7 @@ export class ProtocolWorker {
   autoRun = true;
   stopDelayMs = 0;
   onMove: (command: MoveKeyGroups) => Promise<MoveReport> = async (c) => reportOf(c);
+  onRescale: ((command: RescaleRun, context: CommandContext) => Promise<RescaleReport>) | null = null;
   private subtasks: RunningSubtask[] = [];
   private readonly reporter: WorkerReporter;
   private readonly consumer: CommandConsumer;
@@ -67,6 +74,11 @@ export class ProtocolWorker {
         'move-key-groups': async (command) => {
           this.received.push({ command, at: Date.now() });
           return this.onMove(command);
+        },
+        'rescale-run': async (command, context) => {
+          this.received.push({ command, at: Date.now() });
+          if (!this.onRescale) throw new CommandRejectedError('this stand-in worker does not rescale runs live');
+          return this.onRescale(command, context);
         },
       },
       { logger: silent },
