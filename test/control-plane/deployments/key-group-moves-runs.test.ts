@@ -75,7 +75,7 @@ describe('key-group moves across runs', { timeout: 180_000 }, () => {
 
     // A rescale by restart re-plans the operator it rescales: contiguous ranges over three subtasks.
     workers.push(await f.startWorker('c', 1));
-    expect((await f.client.patch(`/v1/deployments/${id}`, { parallelism: { operators: { counts: 3 } } })).status).toBe(200);
+    expect((await f.client.patch(`/v1/deployments/${id}`, { parallelism: { operators: { counts: 3 } }, rescaleMode: 'restart' })).status).toBe(200);
     await waitForDeployment(f.client, id, 'run 3 running', (d) => d.status === 'RUNNING' && d.runNo === 3);
     const third = runCommands(3);
     expect(third).toHaveLength(3);
