@@ -49,6 +49,12 @@ export interface ReaderOptions {
   readonly maxBufferedRecords?: number;
   /** read_committed (default) hides aborted transactional writes. */
   readonly isolation?: 'read_committed' | 'read_uncommitted';
+  /**
+   * Partitions the reader may be told to read later (activate): assigned to it from the start but not fetched, so
+   * that starting or stopping to read one costs no consumer swap (the Kafka exchange's key-group moves). Offsets in
+   * them must be contiguous (no transactions, no compaction).
+   */
+  readonly standby?: readonly { readonly topic: string; readonly partition: number }[];
 }
 
 /** Pull-based reading: the engine asks for a batch when it has room, so backpressure is natural. */
@@ -62,6 +68,13 @@ export interface KafkaReader {
    * so pass `positions().get(key)` to keep a partition where it is. Call it between polls, not during one.
    */
   reassign(assignments: readonly PartitionAssignment[]): Promise<void>;
+  /**
+   * Starts reading a standby partition (ReaderOptions.standby) at `offset`, keeping every other partition where it
+   * is: no consumer swap, no records dropped. Its records come in poll() once fetched.
+   */
+  activate(topic: string, partition: number, offset: StartOffset): Promise<void>;
+  /** Stops reading a partition at once (its buffered records are dropped): it is standby from now on. */
+  deactivate(topic: string, partition: number): void;
   /**
    * Per partition (key "topic:partition"): the next offset the engine will see (what a checkpoint stores). It moves
    * past transaction markers and aborted records once everything before them has been polled.

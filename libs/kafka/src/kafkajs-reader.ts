@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Batch, Consumer, Kafka } from 'kafkajs';
-import type { ConsumedRecord, KafkaReader, PartitionAssignment, ReaderOptions } from './contract';
+import type { ConsumedRecord, KafkaReader, PartitionAssignment, ReaderOptions, StartOffset } from './contract';
 import { type KafkaError, KafkaUsageError, wrapKafkaError } from './errors';
 import { explicitAssigner } from './explicit-assigner';
 import type { KafkajsAdmin } from './kafkajs-admin';
@@ -39,6 +39,13 @@ export class KafkajsReader implements KafkaReader {
   private readonly groupPrefix: string;
   private assigned: AssignedPartition[] = [];
   private topics: string[] = [];
+  /** Partitions assigned to the consumer but not read (ReaderOptions.standby), by key. */
+  private readonly standby = new Map<string, { readonly topic: string; readonly partition: number }>();
+  /**
+   * Partitions activated since the consumer joined: a batch of one must start at the expected offset. A fetch issued
+   * before a deactivate can arrive after the next activate, from further on; taken, it would skip what lies between.
+   */
+  private readonly strict = new Set<string>();
   private consumer: Consumer | null = null;
   private generation = 0;
   private paused = false;
@@ -105,6 +112,49 @@ export class KafkajsReader implements KafkaReader {
     await next;
   }
 
+  async activate(topic: string, partition: number, offset: StartOffset): Promise<void> {
+    this.assertStarted('activate');
+    const key = partitionKey(topic, partition);
+    if (!this.standby.has(key)) throw new KafkaUsageError(`Reader ${this.options.readerId} cannot activate ${key}: it is not a standby partition`);
+    const resolved = await this.resolve([{ topic, partition, offset }]);
+    if (!this.standby.has(key)) return; // activated meanwhile by another call
+    const start = resolved.start.get(key)!;
+    this.standby.delete(key);
+    this.strict.add(key);
+    this.assigned.push({ topic, partition, key });
+    this.fetchPositions.set(key, BigInt(start));
+    this.highWatermarks.set(key, resolved.logEnd.get(key) ?? 0n);
+    this.buffer.track(key, start);
+    const consumer = this.consumer;
+    if (!consumer) return; // the next join seeks it (seekAll) and leaves it unpaused
+    try {
+      consumer.seek({ topic, partition, offset: start });
+      // While backpressure pauses everything, the resume that ends it takes this partition along.
+      if (!this.paused) consumer.resume([{ topic, partitions: [partition] }]);
+    } catch {
+      // kafkajs is between a crash and its restart; the rejoin seeks and pauses from our state (seekAll).
+    }
+  }
+
+  deactivate(topic: string, partition: number): void {
+    this.assertStarted('deactivate');
+    const key = partitionKey(topic, partition);
+    if (this.standby.has(key)) return;
+    this.standby.set(key, { topic, partition });
+    this.assigned = this.assigned.filter((a) => a.key !== key);
+    this.fetchPositions.delete(key);
+    this.highWatermarks.delete(key);
+    this.buffer.forget(key);
+    // A fetch already under way may still deliver it: accept() drops what has no fetch position.
+    const consumer = this.consumer;
+    if (!consumer || this.paused) return;
+    try {
+      consumer.pause([{ topic, partitions: [partition] }]);
+    } catch {
+      // See activate.
+    }
+  }
+
   positions(): ReadonlyMap<string, string> {
     return this.buffer.positions();
   }
@@ -157,14 +207,25 @@ export class KafkajsReader implements KafkaReader {
     this.assigned = Object.entries(resolved.byTopic).flatMap(([topic, partitions]) =>
       partitions.map((partition) => ({ topic, partition, key: partitionKey(topic, partition) })),
     );
-    this.topics = Object.keys(resolved.byTopic);
+    // The consumer is assigned the standby partitions too (never fetched: paused from its join on): every partition
+    // of ReaderOptions.standby that this assignment does not read.
+    this.standby.clear();
+    for (const { topic, partition } of this.options.standby ?? []) {
+      const key = partitionKey(topic, partition);
+      if (!this.fetchPositions.has(key)) this.standby.set(key, { topic, partition });
+    }
+    const byTopic: Record<string, number[]> = {};
+    for (const [topic, partitions] of Object.entries(resolved.byTopic)) byTopic[topic] = [...partitions];
+    for (const { topic, partition } of this.standby.values()) (byTopic[topic] ??= []).push(partition);
+    this.strict.clear();
+    this.topics = Object.keys(byTopic);
     this.paused = false;
     this.failure = null;
     if (this.topics.length === 0) return;
 
     const consumer = this.kafka.consumer({
       groupId: `${this.groupPrefix}.${generation}`,
-      partitionAssigners: [explicitAssigner(resolved.byTopic)],
+      partitionAssigners: [explicitAssigner(byTopic)],
       readUncommitted: this.options.isolation === 'read_uncommitted',
       ...fetchTuning,
       ...groupTuning,
@@ -224,6 +285,13 @@ export class KafkajsReader implements KafkaReader {
     }
     // A rejoin after a crash starts unpaused inside kafkajs; keep honouring the buffer's backpressure.
     if (this.paused) consumer.pause(this.topics.map((topic) => ({ topic })));
+    else this.pauseStandby(consumer);
+  }
+
+  private pauseStandby(consumer: Consumer): void {
+    const byTopic = new Map<string, number[]>();
+    for (const { topic, partition } of this.standby.values()) byTopic.set(topic, [...(byTopic.get(topic) ?? []), partition]);
+    if (byTopic.size > 0) consumer.pause([...byTopic].map(([topic, partitions]) => ({ topic, partitions })));
   }
 
   private onBatch(batch: Batch): void {
@@ -240,7 +308,9 @@ export class KafkajsReader implements KafkaReader {
     if (batch && batch.messages.length > 0) {
       let messages = batch.messages;
       // Only a stale fetch starts below the expected offset; the common case costs one comparison per batch.
-      if (BigInt(messages[0].offset) < expected) messages = messages.filter((m) => BigInt(m.offset) >= expected);
+      const first = BigInt(messages[0].offset);
+      if (first > expected && this.strict.has(key)) return; // a fetch from before the partition was re-activated
+      if (first < expected) messages = messages.filter((m) => BigInt(m.offset) >= expected);
       records = toRecords(topic, partition, messages);
     }
     this.fetchPositions.set(key, end);
@@ -257,7 +327,10 @@ export class KafkajsReader implements KafkaReader {
     const topics = this.topics.map((topic) => ({ topic }));
     try {
       if (paused) consumer.pause(topics);
-      else consumer.resume(topics);
+      else {
+        consumer.resume(topics);
+        this.pauseStandby(consumer);
+      }
     } catch {
       // kafkajs is between a crash and its restart; the next join re-applies `paused` (see seekAll).
     }

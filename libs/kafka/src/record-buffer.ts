@@ -55,6 +55,26 @@ export class RecordBuffer {
     return this.positionByKey.get(key);
   }
 
+  /** Starts keeping a position for a partition not read before (it reads from `offset`). */
+  track(key: string, offset: string): void {
+    this.positionByKey.set(key, offset);
+  }
+
+  /** Drops a partition no longer read: its buffered records and its position. */
+  forget(key: string): void {
+    this.positionByKey.delete(key);
+    if (!this.chunksPerKey.get(key)) return;
+    const kept: Chunk[] = [];
+    for (let i = this.head; i < this.chunks.length; i++) {
+      const chunk = this.chunks[i];
+      if (chunk.key === key) this.buffered -= chunk.records.length - chunk.next;
+      else kept.push(chunk);
+    }
+    this.chunks = kept;
+    this.head = 0;
+    this.chunksPerKey.delete(key);
+  }
+
   /** Appends a fetched batch. An empty batch (only markers or aborted records) still moves the position, in order. */
   push(key: string, records: readonly ConsumedRecord[], end: string): void {
     if (records.length === 0 && !this.chunksPerKey.get(key)) {

@@ -98,6 +98,7 @@ export class JobAssembly {
         exchangeReader = new KafkaExchangePump(this.options.kafka!, {
           readerId: `weir-${tenantId}-${jobId}-${stage.id}-${index}-exchange`,
           topic: rt.topic,
+          partitions: this.definition.maxParallelism,
           keyGroups: rt.routing!.keyGroupsOf(index).map((keyGroup) => ({ keyGroup, offset: positions.get(keyGroup) ?? 'earliest' })),
           queue: rt.queues[index],
           dataChannels: this.channelsOf(stage.dataInput!.stageId),

@@ -42,6 +42,8 @@ export interface ExchangeReaderOptions {
   readonly topic: string;
   /** The key groups (partitions) this subtask owns, each with where to start (a restored position, or earliest). */
   readonly keyGroups: readonly { readonly keyGroup: number; readonly offset: StartOffset }[];
+  /** The topic's partitions (the job's max parallelism): the others are standby, adopted without a consumer swap. */
+  readonly partitions: number;
   readonly queue: InputQueue;
   readonly dataChannels: number;
   readonly broadcastChannels: number;
@@ -121,6 +123,7 @@ export class KafkaExchangePump implements SourcePump {
     this.reader = kafka.reader({
       readerId: options.readerId,
       assignments: options.keyGroups.map(({ keyGroup, offset }) => ({ topic: this.topic, partition: keyGroup, offset })),
+      standby: Array.from({ length: options.partitions }, (_, partition) => ({ topic: this.topic, partition })).filter((p) => !this.partitions.has(p.partition)),
       maxBufferedRecords: 20_000,
     });
   }
@@ -190,7 +193,8 @@ export class KafkaExchangePump implements SourcePump {
       this.alignment.forget(keyGroup);
       this.broadcasts?.forget(keyGroup);
       for (const set of [...this.ended, ...this.idle, ...this.broadcastEnded]) set.delete(keyGroup);
-      await this.reassign();
+      // At once, between two polls: what the reader buffered of it is dropped, the rest keeps flowing.
+      this.reader.deactivate(this.topic, keyGroup);
       // Without that partition the per-channel minimum can only rise, and a pending barrier may be complete.
       for (let c = 0; c < this.emitted.length; c++) this.recomputeWatermark(c);
       for (const lane of this.alignment.pendingLanes()) this.completeBarrier(lane);
@@ -227,7 +231,7 @@ export class KafkaExchangePump implements SourcePump {
       this.partitions.add(keyGroup);
       this.marks.set(keyGroup, [...this.emitted]);
       this.offered.set(keyGroup, offset);
-      await this.reassign();
+      await this.reader.activate(this.topic, keyGroup, offset);
     });
   }
 
@@ -251,12 +255,6 @@ export class KafkaExchangePump implements SourcePump {
     if (this.stopped) return Promise.reject(new ExchangeError('the exchange reader is not running'));
     return new Promise<T>((resolve, reject) =>
       this.changes.push((stopped) => (stopped ? Promise.resolve(reject(new ExchangeError('the exchange reader stopped'))) : fn().then(resolve, reject))),
-    );
-  }
-
-  private reassign(): Promise<void> {
-    return this.reader.reassign(
-      [...this.partitions].map((partition) => ({ topic: this.topic, partition, offset: this.offered.get(partition) ?? 'earliest' })),
     );
   }
 
