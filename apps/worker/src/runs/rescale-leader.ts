@@ -11,8 +11,8 @@ import type { CheckpointLeader } from '../checkpoints/checkpoint-leader';
 import type { MoveLeader } from './key-group-mover';
 import { ownersAfter, planRescale, type RescaleRequest } from './rescale-plan';
 
-/** Key groups per step: each step pauses these (and only these) for one hand-over. */
-export const RESCALE_STEP_KEY_GROUPS = 4;
+/** Key groups per step: each step pauses these (and only these), each for its own hand-over; checkpoints run between steps. */
+export const RESCALE_STEP_KEY_GROUPS = 8;
 /** How long the joiners have to start (bundle download, state folder, Kafka) and say they are ready. */
 export const JOIN_TIMEOUT_MS = 120_000;
 
