@@ -135,10 +135,10 @@ export class CheckpointLeader {
 
   /**
    * A live rescale out, in the leader's order: once processes [current, count) have said they are ready (within
-   * `timeoutMs`), checkpoints take their parts too. They own no key group yet, so they join between two checkpoints
-   * with nothing to cut; a barrier reaches them through the exchange once they do.
+   * `timeoutMs`), every process hears the new sizes (a `resize` naming the next checkpoint) and checkpoints take the
+   * joiners' parts too. They own no key group yet, so they join between two checkpoints with nothing to cut.
    */
-  grow(count: number, timeoutMs: number): Promise<void> {
+  grow(count: number, stages: Readonly<Record<string, number>>, timeoutMs: number): Promise<void> {
     return this.enqueue(async () => {
       if (count <= this.processes) return;
       let timer: NodeJS.Timeout | undefined;
@@ -155,6 +155,7 @@ export class CheckpointLeader {
         clearTimeout(timer);
         this.joining = null;
       }
+      await this.channel.publish({ type: 'resize', processes: count, stages, firstCheckpoint: this.nextId });
       this.processes = count;
     });
   }
@@ -162,12 +163,14 @@ export class CheckpointLeader {
   /**
    * A live rescale in, in the leader's order, once the retiring processes (from `count` up) own nothing: one more
    * checkpoint with their parts, so that what they wrote before giving their key groups away commits (their
-   * exactly-once sinks commit on its completion), then checkpoints go on without them.
+   * exactly-once sinks commit on its completion), then every process hears the new sizes and checkpoints go on
+   * without them.
    */
-  shrink(count: number): Promise<void> {
+  shrink(count: number, stages: Readonly<Record<string, number>>): Promise<void> {
     return this.enqueue(async () => {
       if (count >= this.processes) return;
       if (this.options.intervalMs > 0) await this.take();
+      await this.channel.publish({ type: 'resize', processes: count, stages, firstCheckpoint: this.nextId });
       this.processes = count;
       for (const p of [...this.ready]) if (p >= count) this.ready.delete(p);
     });

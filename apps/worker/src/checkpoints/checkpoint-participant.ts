@@ -29,6 +29,11 @@ export interface ParticipantOptions {
   /** Stored chains this process continues (recovery from the latest checkpoint), and what that checkpoint stored. */
   readonly seeds?: readonly ChainSeed[];
   readonly restored?: { readonly checkpointId: number; readonly files: ReadonlySet<string> };
+  /**
+   * This process joined a running run (a live rescale): it takes part from the checkpoint its `resize` names, not
+   * before (a barrier it sent earlier would reach subtasks that do not count it yet).
+   */
+  readonly joining?: boolean;
 }
 
 export class CheckpointParticipant {
@@ -46,6 +51,8 @@ export class CheckpointParticipant {
   private work: Promise<void> = Promise.resolve();
   /** Gives up the cut in progress: a newer trigger or an abort means the leader will never complete it. */
   private abandonCut: (() => void) | null = null;
+  /** The first checkpoint this process takes part in; null while a joiner has not been counted in yet. */
+  private firstCheckpoint: number | null;
 
   constructor(
     private readonly job: RunningJob,
@@ -58,10 +65,14 @@ export class CheckpointParticipant {
     this.chains = new KeyGroupChains(options.seeds ?? []);
     this.known = options.restored?.files ?? new Set();
     this.base = options.restored?.checkpointId ?? null;
+    this.firstCheckpoint = options.joining ? null : 0;
   }
 
   onMessage(message: RunControlMessage): void {
-    if (message.type === 'trigger') this.onTrigger(message);
+    if (message.type === 'resize' && this.firstCheckpoint === null && this.options.process < message.processes) this.firstCheckpoint = message.firstCheckpoint;
+    if (message.type === 'trigger') {
+      if (this.firstCheckpoint !== null && message.checkpointId >= this.firstCheckpoint) this.onTrigger(message);
+    }
     else if (message.type === 'complete') this.track(this.onComplete(message));
     else if (message.type === 'abort') this.track(this.onAbort(message));
   }

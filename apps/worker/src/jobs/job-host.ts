@@ -130,6 +130,7 @@ async function start(message: StartJobMessage): Promise<void> {
       maxParallelism: definition.maxParallelism,
       requestFullCheckpoint: () => backends.forEach((b) => b.requestFullCheckpoint()),
       ...(point && point.chains.length > 0 ? { seeds: point.chains, restored: { checkpointId: point.checkpointId, files: filesOf(point.manifest) } } : {}),
+      ...(message.joining ? { joining: true } : {}),
     },
     {
       completed: (done, durationMs) => {
@@ -167,6 +168,7 @@ async function start(message: StartJobMessage): Promise<void> {
   await channel.start(({ from, message: m }) => {
     leader?.onDelivery({ from, message: m });
     moveLeader?.onDelivery({ from, message: m });
+    if (m.type === 'resize') resizeStages(running, m.stages);
     participant!.onMessage(m);
     mover.onMessage(m);
     if (m.type === 'hello' && m.ready.includes(layout.index)) acknowledged = true;
@@ -263,6 +265,17 @@ async function rescale(message: RescaleMessage): Promise<void> {
     send({ type: 'rescale-failed', rescaleId: message.rescaleId, message: (err as Error).message, refused: false });
     process.stderr.write(`job host ${process.pid}: rescale ${message.rescaleId} failed (${(err as Error).message}); leaving the run to be restored\n`);
     setTimeout(() => process.exit(70), 50);
+  }
+}
+
+/** A live rescale's new sizes, applied before the next checkpoint's trigger (the channel delivers them in order). */
+function resizeStages(running: RunningJob, stages: Readonly<Record<string, number>>): void {
+  for (const [stageId, parallelism] of Object.entries(stages)) {
+    try {
+      running.resizeKeyedStage(stageId, parallelism);
+    } catch (err) {
+      process.stderr.write(`job host ${process.pid}: could not resize "${stageId}" to ${parallelism}: ${(err as Error).message}\n`);
+    }
   }
 }
 

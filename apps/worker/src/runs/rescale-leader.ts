@@ -42,7 +42,8 @@ export class RescaleLeader {
     const { stages, owners, plan } = this.plan(command);
     const total = [...plan.moves.values()].reduce((n, m) => n + m.length, 0);
     progress({ moved: 0, total });
-    if (command.toProcesses > command.fromProcesses) await this.leader.grow(command.toProcesses, JOIN_TIMEOUT_MS);
+    const sizes = Object.fromEntries(plan.parallelism);
+    if (command.toProcesses > command.fromProcesses) await this.leader.grow(command.toProcesses, sizes, JOIN_TIMEOUT_MS);
     const moved: RescaleReport['moved'] = [];
     for (const [operatorId, planned] of plan.moves) {
       for (let i = 0; i < planned.length; i += RESCALE_STEP_KEY_GROUPS) {
@@ -53,8 +54,7 @@ export class RescaleLeader {
         progress({ moved: moved.length, total });
       }
     }
-    if (command.toProcesses < command.fromProcesses) await this.leader.shrink(command.toProcesses);
-    for (const [stageId, now] of plan.parallelism) this.job.resizeKeyedStage(stageId, now);
+    if (command.toProcesses < command.fromProcesses) await this.leader.shrink(command.toProcesses, sizes);
 
     const parallelism: Record<string, number> = { ...command.runParallelism };
     const routing: Record<string, number[]> = {};

@@ -2,8 +2,15 @@ import type { StageShape } from '@weir/engine';
 import { describe, expect, it } from 'vitest';
 import { ownersAfter, planRescale, RescaleRefusedError } from './rescale-plan';
 
-const source = (parallelism: number, feeds = ['totals']): StageShape => ({ id: 'in', kind: 'source', parallelism, operatorIds: ['in', 'by-key'], feeds });
-const keyed = (id: string, parallelism: number, feeds: string[] = []): StageShape => ({ id, kind: 'keyed', parallelism, operatorIds: [id, `${id}-out`], feeds });
+const source = (parallelism: number, feeds = ['totals']): StageShape => ({ id: 'in', kind: 'source', parallelism, operatorIds: ['in', 'by-key'], feeds, broadcastFeeds: [] });
+const keyed = (id: string, parallelism: number, feeds: string[] = [], broadcastFeeds: string[] = []): StageShape => ({
+  id,
+  kind: 'keyed',
+  parallelism,
+  operatorIds: [id, `${id}-out`],
+  feeds,
+  broadcastFeeds,
+});
 const contiguous = (p: number, n = 32) => Array.from({ length: n }, (_, kg) => Math.floor((kg * p) / n));
 
 describe('planRescale', () => {
@@ -19,10 +26,15 @@ describe('planRescale', () => {
     expect([...plan.parallelism]).toEqual([['totals', 3]]);
   });
 
+  it('rescales two keyed stages in a row (the second aligns over as many channels as the first has)', () => {
+    const plan = planRescale([source(2), keyed('route', 2, ['evaluate']), keyed('evaluate', 2)], () => contiguous(2), { fromProcesses: 2, toProcesses: 4, parallelism: { route: 4, evaluate: 4 } });
+    expect([...plan.parallelism]).toEqual([['route', 4], ['evaluate', 4]]);
+  });
+
   it.each([
     ['a run in one process', [source(1), keyed('totals', 1)], { fromProcesses: 1, toProcesses: 2, parallelism: { totals: 2 } }, /one process/],
     ['fewer processes than a source runs subtasks', [source(4), keyed('totals', 4)], { fromProcesses: 4, toProcesses: 2, parallelism: { totals: 2 } }, /source "in" runs 4 subtasks/],
-    ['a keyed stage feeding another', [source(2), keyed('totals', 2, ['more']), keyed('more', 2)], { fromProcesses: 2, toProcesses: 4, parallelism: { totals: 4, more: 4 } }, /feeds "more"/],
+    ['a keyed stage broadcasting to another', [source(2), keyed('totals', 2, [], ['more']), keyed('more', 2)], { fromProcesses: 2, toProcesses: 4, parallelism: { totals: 4, more: 4 } }, /broadcasts to "more"/],
     ['a stage not spanning the processes', [source(2), keyed('totals', 2), keyed('other', 1)], { fromProcesses: 2, toProcesses: 4, parallelism: { totals: 4, other: 2 } }, /"other" would go from 1 to 2/],
     ['an operator the job lacks', [source(2), keyed('totals', 2)], { fromProcesses: 2, toProcesses: 4, parallelism: { nope: 4 } }, /no operator "nope"/],
     ['more processes and nothing to run in them', [source(2), keyed('totals', 2)], { fromProcesses: 2, toProcesses: 4, parallelism: {} }, /no use for 4 processes/],

@@ -27,8 +27,8 @@ export interface RescalePlan {
 /**
  * Process i of a run runs subtask i of every stage, so a stage that changes must span every process before and after
  * (its new subtasks run in the joiners, its retiring ones in the retirees); a source must run in processes that stay
- * (sources keep their parallelism); a keyed stage that changes must not feed another keyed stage (its subtasks are
- * that stage's input channels, whose number is fixed while the run runs).
+ * (sources keep their parallelism). A keyed stage that changes may feed another through a keyBy (the receivers align
+ * over as many channels as its barriers say it has), not through a broadcast.
  */
 export function planRescale(stages: readonly StageShape[], ownersOf: (stageId: string) => readonly number[], request: RescaleRequest): RescalePlan {
   const { fromProcesses, toProcesses } = request;
@@ -57,8 +57,10 @@ export function planRescale(stages: readonly StageShape[], ownersOf: (stageId: s
         `"${stage.id}" would go from ${stage.parallelism} to ${wanted} subtasks while the run goes from ${fromProcesses} to ${toProcesses} processes; live, a keyed operator changes only with the run's process count (one subtask per process)`,
       );
     }
-    if (stage.feeds.length > 0) {
-      throw new RescaleRefusedError(`"${stage.id}" feeds ${stage.feeds.map((f) => `"${f}"`).join(', ')}: its subtasks are input channels there, which a live rescale does not change`);
+    if (stage.broadcastFeeds.length > 0) {
+      throw new RescaleRefusedError(
+        `"${stage.id}" broadcasts to ${stage.broadcastFeeds.map((f) => `"${f}"`).join(', ')}: a broadcast input's channels do not change while the run runs`,
+      );
     }
     const owners = ownersOf(stage.id);
     if (wanted > owners.length) throw new RescaleRefusedError(`"${stage.id}" has ${owners.length} key groups: it cannot run ${wanted} subtasks`);

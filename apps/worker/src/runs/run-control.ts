@@ -25,6 +25,12 @@ export type RunControlMessage =
       readonly savepointKey?: string;
       readonly stop?: boolean;
     }
+  /**
+   * A live rescale, in the leader's order between two checkpoints: from `firstCheckpoint` on the run has `processes`
+   * processes and these keyed stages these subtask counts. Every process resizes its routing tables and barriers say
+   * the new counts; a process that joined takes part in checkpoints from `firstCheckpoint` on, not before.
+   */
+  | { readonly type: 'resize'; readonly processes: number; readonly stages: Readonly<Record<string, number>>; readonly firstCheckpoint: number }
   /** Given up: nothing commits; with `stop`, paused sources read again. */
   | { readonly type: 'abort'; readonly checkpointId: number; readonly reason: string; readonly savepointId?: string; readonly stop?: boolean }
   /** A live move the leader orders (between checkpoints): each process releases what its subtasks own of it. */

@@ -204,8 +204,9 @@ export class JobAssembly {
     if (!target.topic) return target.exchange!;
     const { tenantId, jobId } = this.options;
     const writerId = `weir-${tenantId}-${jobId}-${from.plan.id}-${subtask}-to-${targetStageId}`;
-    const sender = new KafkaKeyedSender(this.options.kafka!, writerId, target.topic, this.definition.maxParallelism, this.options.incarnation ?? 0);
+    const sender = new KafkaKeyedSender(this.options.kafka!, writerId, target.topic, this.definition.maxParallelism, this.options.incarnation ?? 0, from.plan.parallelism);
     sender.carryPositions = target.plan.broadcastInput !== undefined;
+    from.keyedSenders.push({ subtask, sender });
     this.connectors.own(() => sender.close());
     return sender;
   }

@@ -82,7 +82,15 @@ export class JobControl {
 
   resizeKeyedStage(operatorId: string, parallelism: number): void {
     const rt = this.kafkaStage(operatorId);
-    rt.routing = rt.routing!.withParallelism(parallelism);
+    if (rt.routing!.parallelism !== parallelism) rt.routing = rt.routing!.withParallelism(parallelism);
+    // The stages it feeds learn it from this process's next barriers; user code from its OperatorInfo.
+    for (const { sender } of rt.keyedSenders) sender.senders = parallelism;
+    for (const i of rt.local) rt.operators[i]?.resize(parallelism);
+    // Subtasks here that the rescale retired end their keyed output channels (after everything they emitted), so
+    // the stages they fed stop counting them: for event time and for barriers alike.
+    for (const { subtask, sender } of rt.keyedSenders) {
+      if (subtask >= parallelism) void inBand(rt.queues[subtask], () => sender.sendEnd(subtask, parallelism)).catch(() => undefined);
+    }
   }
 
   private betweenCheckpoints<T>(step: () => Promise<T>): Promise<T> {

@@ -52,7 +52,11 @@ export type InputMessage =
   | { readonly kind: 'broadcast'; readonly channel: number; readonly records: readonly StreamRecord[] }
   | { readonly kind: 'watermark'; readonly channel: number; readonly watermark: number }
   | { readonly kind: 'idle'; readonly channel: number }
-  | { readonly kind: 'end'; readonly channel: number; readonly lane: 'data' | 'broadcast' }
+  /**
+   * The channel sends nothing more. Over the Kafka exchange, `senders` says the channel's subtask retired in a live
+   * rescale that left its stage this many subtasks: once every channel from there on has ended, they are dropped.
+   */
+  | { readonly kind: 'end'; readonly channel: number; readonly lane: 'data' | 'broadcast'; readonly senders?: number }
   /**
    * A checkpoint barrier (aligned): everything before it on a channel belongs to checkpoint `checkpointId`.
    * Sources put it in their own input with the source positions it stands for.
@@ -63,6 +67,11 @@ export type InputMessage =
       readonly channel: number;
       readonly lane: 'data' | 'broadcast';
       readonly sourcePositions?: Readonly<Record<string, string>>;
+      /**
+       * Over the Kafka exchange, data lane: how many subtasks the sending stage has from this checkpoint on. A live
+       * rescale changes it between two checkpoints; the receiving subtask aligns over that many channels.
+       */
+      readonly senders?: number;
     }
   /** Processing time moved (the test driver's clock); lets processing-time timers fire. */
   | { readonly kind: 'tick' }

@@ -97,6 +97,7 @@ class JobInstance implements RunningJob {
         metrics: [],
         pumps: [],
         memoryInputs: [],
+        keyedSenders: [],
       });
     }
     const unknown = [...new Set((this.options.restore?.subtasks ?? []).map((p) => p.stageId))].filter((id) => !this.stages.has(id));
@@ -230,17 +231,19 @@ class JobInstance implements RunningJob {
     return this.plan.stages.map((stage) => {
       const operatorIds: string[] = [];
       const feeds = new Set<string>();
+      const broadcastFeeds = new Set<string>();
       const walk = (id: string): void => {
         operatorIds.push(id);
+        const broadcast = this.plan.nodes.get(id)?.kind === 'broadcast';
         for (const child of this.plan.children.get(id) ?? []) {
-          if (child.kind === 'process' || child.kind === 'window' || child.kind === 'broadcastProcess') feeds.add(child.id);
+          if (child.kind === 'process' || child.kind === 'window' || child.kind === 'broadcastProcess') (broadcast ? broadcastFeeds : feeds).add(child.id);
           else walk(child.id);
         }
       };
       walk(stage.id);
       const keyed = stage.root.kind !== 'source';
       const parallelism = keyed ? this.control.routingTable(stage.id).parallelism : stage.parallelism;
-      return { id: stage.id, kind: keyed ? 'keyed' : 'source', parallelism, operatorIds, feeds: [...feeds] };
+      return { id: stage.id, kind: keyed ? 'keyed' : 'source', parallelism, operatorIds, feeds: [...feeds], broadcastFeeds: [...broadcastFeeds] };
     });
   }
 

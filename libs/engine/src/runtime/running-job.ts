@@ -89,8 +89,10 @@ export interface StageShape {
   readonly parallelism: number;
   /** The stage's operators: its root and everything chained behind it. */
   readonly operatorIds: readonly string[];
-  /** Keyed stages whose input this stage writes (through a keyBy or broadcast edge). */
+  /** Keyed stages whose keyed input this stage writes (through a keyBy edge). */
   readonly feeds: readonly string[];
+  /** Keyed stages whose broadcast input this stage writes. */
+  readonly broadcastFeeds: readonly string[];
 }
 
 export class JobRunError extends Error {

@@ -3,6 +3,7 @@ import type { SubtaskMetrics } from '@weir/metrics';
 import type { RoutingTable } from '../keygroups';
 import type { SourceOutput } from './connectors/source-output';
 import type { SourcePump } from './connectors/sources';
+import type { KafkaKeyedSender } from './exchange/kafka-exchange-senders';
 import type { MemoryBroadcastExchange, MemoryKeyedExchange } from './exchange/memory-exchange';
 import type { KeyedStreamOperator } from './operators/operator-contract';
 import type { StagePlan } from './plan';
@@ -19,6 +20,8 @@ export interface StageRuntime {
   readonly metrics: SubtaskMetrics[];
   readonly pumps: SourcePump[];
   readonly memoryInputs: SourceOutput[];
+  /** This process's senders of the stage's keyBy edges over the Kafka exchange (a live rescale updates their count). */
+  readonly keyedSenders: { readonly subtask: number; readonly sender: KafkaKeyedSender }[];
   /** Subtask indexes this process runs. Arrays above are indexed by subtask and hold only these. */
   readonly local: readonly number[];
   routing?: RoutingTable;

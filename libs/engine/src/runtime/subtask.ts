@@ -222,6 +222,7 @@ export class Subtask {
       case 'barrier':
         return this.onBarrier(message);
       case 'data': {
+        if (message.channel >= this.watermarks.channels) await this.resizeChannels(message.channel + 1);
         if (message.records.length === 0) {
           await this.emit();
           return false;
@@ -241,9 +242,11 @@ export class Subtask {
         await this.emit();
         return false;
       case 'watermark':
+        if (operator && message.channel >= this.watermarks.channels) await this.resizeChannels(message.channel + 1);
         await this.advance(operator ? this.watermarks.onWatermark(message.channel, message.watermark) : message.watermark);
         return false;
       case 'idle': {
+        if (operator && message.channel >= this.watermarks.channels) await this.resizeChannels(message.channel + 1);
         if (!operator) {
           await this.forEachTerminal((t) => t.onIdle());
           return false;
@@ -254,7 +257,7 @@ export class Subtask {
         return false;
       }
       case 'end':
-        return this.onEnd(message.channel, message.lane);
+        return this.onEnd(message.channel, message.lane, message.senders);
       case 'tick':
         return false;
       case 'control':
@@ -277,14 +280,24 @@ export class Subtask {
       await this.forEachTerminal((t) => t.onBarrier(message.checkpointId));
       return false;
     }
+    const senders = message.lane === 'data' ? message.senders : undefined;
+    // The upstream stage's size as of this checkpoint (a live rescale): more channels count from its first barrier
+    // (fewer once the retired ones have ended: onEnd).
+    if (senders !== undefined && senders > this.watermarks.channels) await this.resizeChannels(senders);
+    if (message.lane === 'data' && message.channel >= this.watermarks.channels) await this.resizeChannels(message.channel + 1);
     this.aligning ??= { checkpointId: message.checkpointId, seen: new Set(), buffered: [] };
     this.aligning.seen.add(channelOf(message)!);
     return this.completeIfAligned();
   }
 
+  private async resizeChannels(channels: number): Promise<void> {
+    for (let c = channels; c < this.watermarks.channels; c++) this.endedChannels.delete(`data:${c}`);
+    await this.advance(this.watermarks.resize(channels));
+  }
+
   private allChannels(): string[] {
     const out: string[] = [];
-    for (let c = 0; c < this.parts.dataChannels; c++) out.push(`data:${c}`);
+    for (let c = 0; c < this.watermarks.channels; c++) out.push(`data:${c}`);
     for (let c = 0; c < this.parts.broadcastChannels; c++) out.push(`broadcast:${c}`);
     return out;
   }
@@ -315,9 +328,17 @@ export class Subtask {
     return finished;
   }
 
-  private async onEnd(channel: number, lane: 'data' | 'broadcast'): Promise<boolean> {
+  private async onEnd(channel: number, lane: 'data' | 'broadcast', senders?: number): Promise<boolean> {
     this.endedChannels.add(`${lane}:${channel}`);
     if (this.aligning && (await this.completeIfAligned())) return true;
+    if (senders !== undefined && lane === 'data' && this.parts.operator) {
+      // A subtask upstream retired in a live rescale: once every channel from `senders` on has ended, drop them.
+      if (channel >= this.watermarks.channels) return false;
+      const retired = Array.from({ length: this.watermarks.channels - senders }, (_, i) => `data:${senders + i}`);
+      if (retired.length > 0 && retired.every((c) => this.endedChannels.has(c))) await this.resizeChannels(senders);
+      else await this.advance(this.watermarks.onEnd(channel));
+      return false;
+    }
     if (!this.parts.operator) {
       await this.advance(MAX_WATERMARK);
     } else if (lane === 'broadcast') {

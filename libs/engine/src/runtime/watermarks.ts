@@ -5,9 +5,9 @@ import { MAX_WATERMARK, MIN_WATERMARK } from './records';
  * ended channels count as +∞. Returns the new combined watermark only when it advanced.
  */
 export class InputWatermarks {
-  private readonly marks: number[];
-  private readonly idle: boolean[];
-  private readonly ended: boolean[];
+  private marks: number[];
+  private idle: boolean[];
+  private ended: boolean[];
   private combined = MIN_WATERMARK;
 
   constructor(channels: number) {
@@ -20,6 +20,29 @@ export class InputWatermarks {
     return this.combined;
   }
 
+  get channels(): number {
+    return this.marks.length;
+  }
+
+  /**
+   * A live rescale changed the upstream stage's subtask count. New channels start idle (they hold event time back
+   * from their first watermark on, and a new subtask sends one before its first records); channels dropped are
+   * those of retired subtasks, which sent their last barrier already. Returns the combined watermark if it advanced.
+   */
+  resize(channels: number): number | null {
+    while (this.marks.length < channels) {
+      this.marks.push(MIN_WATERMARK);
+      this.idle.push(true);
+      this.ended.push(false);
+    }
+    if (channels < this.marks.length) {
+      this.marks = this.marks.slice(0, channels);
+      this.idle = this.idle.slice(0, channels);
+      this.ended = this.ended.slice(0, channels);
+    }
+    return this.recompute();
+  }
+
   get allEnded(): boolean {
     return this.ended.every(Boolean);
   }
@@ -30,24 +53,33 @@ export class InputWatermarks {
   }
 
   onWatermark(channel: number, watermark: number): number | null {
+    this.cover(channel);
     this.idle[channel] = false;
     if (watermark > this.marks[channel]) this.marks[channel] = watermark;
     return this.recompute();
   }
 
   onData(channel: number): void {
+    this.cover(channel);
     this.idle[channel] = false;
   }
 
   onIdle(channel: number): number | null {
+    this.cover(channel);
     this.idle[channel] = true;
     return this.recompute();
   }
 
   onEnd(channel: number): number | null {
+    this.cover(channel);
     this.ended[channel] = true;
     this.marks[channel] = MAX_WATERMARK;
     return this.recompute();
+  }
+
+  /** A channel past the known ones is a new upstream subtask (a live rescale): adding it never advances time. */
+  private cover(channel: number): void {
+    if (channel >= this.marks.length) this.resize(channel + 1);
   }
 
   private recompute(): number | null {

@@ -74,9 +74,12 @@ export class KafkaExchangePump implements SourcePump {
   private readonly queue: InputQueue;
   private readonly incarnation: number;
   private readonly marks = new Map<number, number[]>();
+  /** Per data channel (an upstream subtask; a live rescale adds channels as they first appear). */
   private readonly emitted: number[];
   private readonly ended: Set<number>[];
   private readonly idle: Set<number>[];
+  /** Per data lane, the sender count its pending barrier carries (handed on with the barrier). */
+  private readonly barrierSenders = new Map<string, number>();
   private readonly broadcastSeq: number[];
   private readonly broadcastEnded: Set<number>[];
   private readonly partitions: Set<number>;
@@ -280,6 +283,7 @@ export class KafkaExchangePump implements SourcePump {
       return;
     }
     const channel = message[2];
+    if (channel >= this.emitted.length && !isBroadcastKind(kind)) this.addChannels(channel + 1);
     if (this.broadcasts && !this.broadcasts.idle && this.broadcasts.isBlocked(r.partition)) {
       this.broadcasts.hold({ partition: r.partition, offset: BigInt(r.offset), message, record: r });
       return;
@@ -314,7 +318,7 @@ export class KafkaExchangePump implements SourcePump {
       case IDLE:
         return this.onIdle(r.partition, channel);
       case END:
-        return this.onEnd(r.partition, channel);
+        return this.onEnd(r.partition, channel, message[3] as number | undefined);
       case BROADCAST:
         return this.broadcasts ? this.onAlignedBroadcast(r, message) : this.onBroadcast(channel, message);
       case BROADCAST_END:
@@ -391,6 +395,11 @@ export class KafkaExchangePump implements SourcePump {
   }
 
   private onBarrier(r: ConsumedRecord, message: WireMessage, lane: string): void {
+    const senders = message[4] as number | undefined;
+    if (senders !== undefined && lane[0] === 'd') {
+      if (senders > this.emitted.length) this.addChannels(senders);
+      this.barrierSenders.set(lane, senders);
+    }
     const { holdThis } = this.alignment.arrive(r.partition, lane, message[3] as number);
     if (holdThis) this.alignment.hold(lane, { partition: r.partition, offset: BigInt(r.offset), message, record: r });
     this.completeBarrier(lane);
@@ -404,10 +413,24 @@ export class KafkaExchangePump implements SourcePump {
     const done = this.alignment.complete(lane, this.partitions, (p) => ended.has(p));
     if (!done) return;
     this.flushData();
-    this.queue.offer({ kind: 'barrier', checkpointId: done.checkpointId, channel, lane: broadcast ? 'broadcast' : 'data' });
+    const senders = broadcast ? undefined : this.barrierSenders.get(lane);
+    this.queue.offer({ kind: 'barrier', checkpointId: done.checkpointId, channel, lane: broadcast ? 'broadcast' : 'data', ...(senders !== undefined ? { senders } : {}) });
     for (const held of done.replay) {
       if (this.partitions.has(held.partition)) this.handle(held.record, held.message);
     }
+  }
+
+  /**
+   * A live rescale gave the upstream stage more subtasks: their channels start with no watermark of their own here
+   * (the subtask counts them idle until they send one) and nothing ended.
+   */
+  private addChannels(count: number): void {
+    while (this.emitted.length < count) {
+      this.emitted.push(MIN_WATERMARK);
+      this.ended.push(new Set());
+      this.idle.push(new Set());
+    }
+    for (const marks of this.marks.values()) while (marks.length < count) marks.push(MIN_WATERMARK);
   }
 
   private onWatermark(partition: number, channel: number, watermark: number): void {
@@ -433,11 +456,19 @@ export class KafkaExchangePump implements SourcePump {
     if (this.idle[channel].size === this.partitions.size) this.queue.offer({ kind: 'idle', channel });
   }
 
-  private onEnd(partition: number, channel: number): void {
+  private onEnd(partition: number, channel: number, senders: number | undefined): void {
     this.ended[channel].add(partition);
     // A partition that ended counts as having delivered a barrier still being collected.
     this.completeBarrier(`d${channel}`);
-    if (this.ended[channel].size === this.partitions.size) this.queue.offer({ kind: 'end', channel, lane: 'data' });
+    if (this.ended[channel].size !== this.partitions.size) return;
+    this.queue.offer({ kind: 'end', channel, lane: 'data', ...(senders !== undefined ? { senders } : {}) });
+    if (senders !== undefined && channel >= senders) {
+      // Retired in a live rescale: a later subtask of that index (a later rescale out) is a new channel.
+      this.ended[channel].clear();
+      this.idle[channel].clear();
+      this.emitted[channel] = MIN_WATERMARK;
+      for (const marks of this.marks.values()) marks[channel] = MIN_WATERMARK;
+    }
   }
 
   private onBroadcast(channel: number, message: WireMessage): void {

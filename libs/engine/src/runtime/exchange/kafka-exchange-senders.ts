@@ -57,12 +57,22 @@ abstract class ExchangeWriter {
 }
 
 export class KafkaKeyedSender extends ExchangeWriter implements KeyedSender {
+  constructor(kafka: KafkaConnector, writerId: string, topic: string, partitions: number, incarnation: number, senders: number) {
+    super(kafka, writerId, topic, partitions, incarnation);
+    this.senders = senders;
+  }
+
   /**
    * Set for an edge into a broadcast-connected operator: each record carries its source batch's position (the
    * `topic:partition` and the offset after that batch), so the receiving subtask knows exactly where its input stood
    * when it applied a broadcast (rule acknowledgements name that position; kafka-exchange-reader.ts).
    */
   carryPositions = false;
+  /**
+   * The sending stage's subtask count, written into every barrier: a live rescale sets it between two checkpoints
+   * (JobControl.resizeKeyedStage), so the receivers know from the next barrier on how many channels to align over.
+   */
+  senders: number;
   private lastWatermarkAt = 0;
   private pendingWatermark: { channel: number; watermark: number } | null = null;
   private timer: NodeJS.Timeout | null = null;
@@ -113,13 +123,24 @@ export class KafkaKeyedSender extends ExchangeWriter implements KeyedSender {
     await this.write(this.toAll(pack([IDLE, this.incarnation, channel])));
   }
 
-  async sendEnd(channel: number): Promise<void> {
+  /** `senders`: the channel's subtask retired in a live rescale that leaves its stage this many (see records.ts). */
+  async sendEnd(channel: number, senders?: number): Promise<void> {
     this.cancelWatermark();
-    await this.write(this.toAll(pack([END, this.incarnation, channel])));
+    await this.write(this.toAll(pack(senders === undefined ? [END, this.incarnation, channel] : [END, this.incarnation, channel, senders])));
   }
 
   async sendBarrier(channel: number, checkpointId: number): Promise<void> {
-    await this.write(this.toAll(pack([BARRIER, this.incarnation, channel, checkpointId])));
+    // A watermark held back by the throttle goes first: nothing of this channel may trail its barrier but what its
+    // input brings later (a subtask that retired in a live rescale sends nothing after its last barrier).
+    const pending = this.pendingWatermark;
+    const out: ProducedRecord[] = [];
+    if (pending && pending.channel === channel) {
+      this.cancelWatermark();
+      this.lastWatermarkAt = performance.now();
+      out.push(...this.toAll(pack([WATERMARK, this.incarnation, channel, pending.watermark])));
+    }
+    out.push(...this.toAll(pack([BARRIER, this.incarnation, channel, checkpointId, this.senders])));
+    await this.write(out);
   }
 
   override async close(): Promise<void> {

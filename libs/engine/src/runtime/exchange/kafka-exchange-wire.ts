@@ -5,7 +5,8 @@
  *   a restore, what the previous run wrote past the checkpoint's barrier is written again by the replaying sources,
  *   and a zombie of a previous run (a job host thought dead) cannot reach the new run's subtasks.
  * - `channel` is the writing upstream subtask's index; control (watermarks, idleness, ends, barriers) travels per
- *   channel in every partition, in order with the data.
+ *   channel in every partition, in order with the data. A data barrier also says how many subtasks its stage has
+ *   (`[BARRIER, incarnation, channel, checkpointId, senders]`): a live rescale changes that between checkpoints.
  */
 import { jobInternalTopicPrefix } from '../topic-names';
 

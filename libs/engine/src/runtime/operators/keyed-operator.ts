@@ -47,7 +47,8 @@ export abstract class KeyedOperator implements KeyedStreamOperator {
   protected watermark = MIN_WATERMARK;
   /** Per source partition, the offset after the last record of it that reached this subtask (per batch). */
   protected readonly inputPositions = new Map<string, string>();
-  protected readonly info: OperatorInfo;
+  /** Shared with the contexts user code sees; `parallelism` changes with a live rescale (resize). */
+  protected readonly info: { -readonly [K in keyof OperatorInfo]: OperatorInfo[K] };
   private out: StreamRecord[] = [];
   private readonly sides = new Map<string, StreamRecord[]>();
   private currentKey: KeyValue | undefined;
@@ -236,6 +237,10 @@ export abstract class KeyedOperator implements KeyedStreamOperator {
       images.set(kg, await this.env.backend.snapshotKeyGroup(kg));
     }
     return images;
+  }
+
+  resize(parallelism: number): void {
+    this.info.parallelism = parallelism;
   }
 
   /** Operator state outside keyed state (broadcast state), for snapshots. */

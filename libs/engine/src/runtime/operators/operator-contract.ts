@@ -40,4 +40,6 @@ export interface KeyedStreamOperator {
   releaseKeyGroup(keyGroup: number): Promise<Uint8Array>;
   /** A live move in: restores the image and re-arms its timers; the key group is owned from here on. */
   adoptKeyGroup(keyGroup: number, image: Uint8Array): Promise<void>;
+  /** A live rescale changed its stage's subtask count: user code reads it from its OperatorInfo from now on. */
+  resize(parallelism: number): void;
 }
