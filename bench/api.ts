@@ -29,7 +29,7 @@ import { loadConfig } from '@weir/config';
 import { createClient, type Client } from 'graphql-ws';
 import { Redis } from 'ioredis';
 import WebSocket from 'ws';
-import { eventChannel } from '../apps/control-plane/src/graphql/events';
+import { eventChannel } from '../apps/control-plane/src/events/events';
 import type { DeploymentMetrics } from '../apps/control-plane/src/metrics/deployment-metrics';
 import { deleteEventKeys, insertDeployment } from '../test/control-plane/graphql/support';
 import { createTestTenant } from '../test/control-plane/support/tenants';

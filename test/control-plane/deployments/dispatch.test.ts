@@ -12,7 +12,7 @@ import type { KafkaConnector } from '@weir/kafka';
 import type { RunSubtasks, StopSubtasks } from '@weir/protocol';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { eventChannel, type DeploymentStatusEvent } from '../../../apps/control-plane/src/graphql/events';
+import { eventChannel, type DeploymentStatusEvent } from '../../../apps/control-plane/src/events/events';
 import type { WorkerApp } from '../../../apps/worker/src/worker-app';
 import { adminHeaders, deleteQueues, deleteWorkers, eventually, startControlPlane, testConfig, uniquePrefix, type RunningControlPlane } from '../support/control-plane';
 import { createTestTenant, type TestTenant } from '../support/tenants';

@@ -7,7 +7,7 @@
  */
 import { CommandRejectedError, type MoveKeyGroups } from '@weir/protocol';
 import { describe, expect, it } from 'vitest';
-import { RedisPubSub } from '../../../apps/control-plane/src/graphql/redis-pubsub';
+import { RedisPubSub } from '../../../apps/control-plane/src/events/redis-pubsub';
 import { eventually } from '../support/control-plane';
 import { collect, connectWs, gql } from '../graphql/support';
 import { movesFixture, type MoveBody } from './moves-fixture';

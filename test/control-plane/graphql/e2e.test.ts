@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { KafkaConnector, KafkaWriter } from '@weir/kafka';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RedisPubSub } from '../../../apps/control-plane/src/graphql/redis-pubsub';
+import { RedisPubSub } from '../../../apps/control-plane/src/events/redis-pubsub';
 import type { WorkerApp } from '../../../apps/worker/src/worker-app';
 import { deleteQueues, deleteWorkers, eventually, startControlPlane, testConfig, uniquePrefix, type RunningControlPlane } from '../support/control-plane';
 import { createTestTenant, type TestTenant } from '../support/tenants';

@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import type { KafkaConnector } from '@weir/kafka';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventChannel } from '../../../apps/control-plane/src/graphql/events';
+import { eventChannel } from '../../../apps/control-plane/src/events/events';
 import type { FraudJobTopics, RuleAck } from '../../../examples/fraud-detection';
 import { api, deleteTopics, ensureTopics } from '../deployments/support';
 import { deleteQueues, eventually, startControlPlane, testConfig, uniquePrefix, type RunningControlPlane } from '../support/control-plane';

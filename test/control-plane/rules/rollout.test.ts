@@ -7,7 +7,7 @@
 import type { KafkaConnector } from '@weir/kafka';
 import { Redis } from 'ioredis';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { eventChannel } from '../../../apps/control-plane/src/graphql/events';
+import { eventChannel } from '../../../apps/control-plane/src/events/events';
 import { produceTransactions } from '../../../apps/cli/src/generate/produce-transactions';
 import type { Alert, FraudJobTopics } from '../../../examples/fraud-detection';
 import { platformFixture } from '../../support/platform';

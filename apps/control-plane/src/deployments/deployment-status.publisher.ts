@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { EventPublisher, type DeploymentStatusEvent } from '../graphql/events';
+import { EventPublisher, type DeploymentStatusEvent } from '../events/events';
 
 /** Status changes out to GraphQL subscribers (Redis pub/sub, every instance). Best effort: the truth is in Postgres. */
 @Injectable()

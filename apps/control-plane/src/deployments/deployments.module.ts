@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { EventsModule } from '../graphql/events.module';
+import { EventsModule } from '../events/events.module';
 import { ReconcilerModule } from '../reconciler/reconciler.module';
 import { BundleReader } from './bundle-reader';
 import { DeploymentsController } from './deployments.controller';

@@ -5,7 +5,7 @@ import type { GraphQLError, GraphQLFormattedError } from 'graphql';
 import type { Logger } from 'pino';
 import { ProblemException } from '../problems/problem.exception';
 import { graphqlRuntime } from './graphql-runtime';
-import { EventsUnavailableError } from './redis-pubsub';
+import { EventsUnavailableError } from '../events/redis-pubsub';
 
 const CODE_BY_STATUS: Record<number, string> = {
   400: 'BAD_USER_INPUT',

@@ -8,7 +8,7 @@ import { KeyGroupMovesModule } from '../moves/key-group-moves.module';
 import { SlosModule } from '../slos/slos.module';
 import { ApiKeyAuthenticator } from '../tenancy';
 import { WorkersModule } from '../workers/workers.module';
-import { EventsModule } from './events.module';
+import { EventsModule } from '../events/events.module';
 import { graphqlOptions } from './graphql-options';
 import { GRAPHQL_RESOLVERS } from './resolvers';
 

@@ -1,7 +1,7 @@
 import { Inject, Injectable, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import type { Logger } from 'pino';
 import { CONTROL_PLANE_OPTIONS, ROOT_LOGGER, type ControlPlaneOptions } from '../control-plane-options';
-import { EventPublisher } from '../graphql/events';
+import { EventPublisher } from '../events/events';
 import { toDeploymentMetrics, type DeploymentMetrics } from './deployment-metrics';
 import { staleAfterMs } from './metrics-ingestor';
 import { MetricsStore } from './metrics-store';

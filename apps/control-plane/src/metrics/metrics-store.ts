@@ -4,7 +4,7 @@ import type { SubtaskMetricsSnapshot } from '@weir/metrics';
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { ROOT_LOGGER, WEIR_CONFIG } from '../control-plane-options';
-import { closeRedis } from '../graphql/events';
+import { closeRedis } from '../events/events';
 import { jobMember, MetricsKeys, minuteMember, minuteStart, MINUTE_MS, parseJobMember } from './metrics-keys';
 
 /** Minute histograms are kept at most this long if nobody closes them (every instance down, say). */

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { MoveReport } from '@weir/protocol';
-import { EventPublisher } from '../graphql/events';
+import { EventPublisher } from '../events/events';
 import type { KeyGroupMove, KeyGroupMoveStep, MoveState } from './key-group-move';
 
 /** What a move publishes on `weir:<prefix>:moves:<tenantId>:<deploymentId>` as it is requested and as it settles. */

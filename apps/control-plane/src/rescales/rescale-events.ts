@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { LiveRescale, Parallelism, RescaleState } from '../deployments/deployment';
-import { EventPublisher } from '../graphql/events';
+import { EventPublisher } from '../events/events';
 
 /** What a live rescale publishes on `weir:<prefix>:rescales:<tenantId>:<deploymentId>` at each change of state or progress. */
 export interface RescaleMessage {

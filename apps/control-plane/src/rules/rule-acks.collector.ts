@@ -4,7 +4,7 @@ import type { Pool } from '@weir/db';
 import type { ConsumedRecord, KafkaReader } from '@weir/kafka';
 import type { Logger } from 'pino';
 import { ROOT_LOGGER, WEIR_CONFIG } from '../control-plane-options';
-import { EventPublisher } from '../graphql/events';
+import { EventPublisher } from '../events/events';
 import { PG_POOL } from '../infrastructure/tokens';
 import type { RuleRolloutMessage } from '../graphql/models/events.model';
 import { TenantDb } from '../tenancy';

@@ -13,7 +13,7 @@ import { expectedRuleIds, rolloutRecords } from './rollout-records';
 import { RulesKafka, RulesPublishError } from './rules-kafka';
 import { rulesTargetOf, type RulesTarget } from './rules-topics';
 import { RulesRepository } from './rules.repository';
-import { EventPublisher } from '../graphql/events';
+import { EventPublisher } from '../events/events';
 import { ShadowResultsReader, type ShadowResults } from './shadow-results';
 
 /** The active track: rollouts and rollbacks replace the job's rules; shadow rollouts run beside them. */

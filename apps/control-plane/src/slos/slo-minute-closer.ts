@@ -3,7 +3,7 @@ import type { PoolClient } from '@weir/db';
 import { LatencyRecorder } from '@weir/metrics';
 import type { Logger } from 'pino';
 import { CONTROL_PLANE_OPTIONS, ROOT_LOGGER, type ControlPlaneOptions } from '../control-plane-options';
-import { EventPublisher } from '../graphql/events';
+import { EventPublisher } from '../events/events';
 import { MINUTE_MS, parseMinuteMember } from '../metrics/metrics-keys';
 import { MetricsStore } from '../metrics/metrics-store';
 import type { Slo, SloMinute, SloStatusMessage } from './slo';

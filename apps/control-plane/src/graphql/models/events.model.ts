@@ -1,5 +1,5 @@
 import { Field, ID, Int, ObjectType } from '@nestjs/graphql';
-import type { DeploymentStatusEvent } from '../events';
+import type { DeploymentStatusEvent } from '../../events/events';
 
 @ObjectType('DeploymentStatusChange', { description: "A change of a deployment's observed status, with its reason." })
 export class DeploymentStatusChangeModel {

@@ -8,7 +8,7 @@ import type { RescaleMessage } from '../../rescales/rescale-events';
 import { NotFoundProblem } from '../../problems/problem.exception';
 import type { SloStatusMessage } from '../../slos/slo';
 import { TenantDb, type Principal } from '../../tenancy';
-import { eventChannel, type DeploymentStatusEvent, type EventKind } from '../events';
+import { eventChannel, type DeploymentStatusEvent, type EventKind } from '../../events/events';
 import { Caller } from '../graphql-auth';
 import { parseId } from '../graphql-args';
 import { DeploymentStatusChangeModel, RuleRolloutProgressModel, ScalingDecisionModel, type RuleRolloutMessage, type ScalingDecisionMessage } from '../models/events.model';
@@ -16,7 +16,7 @@ import { KeyGroupMoveModel } from '../models/key-group-move.model';
 import { LiveRescaleModel } from '../models/live-rescale.model';
 import { DeploymentMetricsModel } from '../models/metrics.model';
 import { SloStatusUpdateModel } from '../models/slo.model';
-import { RedisPubSub } from '../redis-pubsub';
+import { RedisPubSub } from '../../events/redis-pubsub';
 
 /**
  * Push over graphql-ws, fanned out across control-plane instances through Redis pub/sub. The channel's tenant is

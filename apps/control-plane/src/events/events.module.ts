@@ -2,7 +2,10 @@ import { Global, Module } from '@nestjs/common';
 import { EventPublisher } from './events';
 import { RedisPubSub } from './redis-pubsub';
 
-/** Subscription events over Redis pub/sub: EventPublisher for any module that publishes, RedisPubSub for resolvers. */
+/**
+ * The control plane's event bus, over Redis pub/sub (fan-out across instances): features publish through
+ * EventPublisher; adapters that push to clients (the GraphQL subscriptions) subscribe through RedisPubSub.
+ */
 @Global()
 @Module({
   providers: [EventPublisher, RedisPubSub],
