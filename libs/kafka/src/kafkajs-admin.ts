@@ -11,8 +11,12 @@ export interface PartitionOffsets {
 
 /** How long ensureTopics waits for a new topic's partition leaders before it reports what it found. */
 const LEADER_WAIT_MS = 10_000;
-/** Fresh-client retries of an admin call that met stale metadata (100, 200, 400 ms apart after the first). */
-const STALE_RETRIES = 4;
+/**
+ * Fresh-client retries of an admin call that met stale metadata (100, 200, 400 … ms apart after the first, at most
+ * 2 s): about 7 s in all, for a topic another process has just created on a broker too busy to elect its leaders at
+ * once (two job hosts starting together on a loaded machine failed to start after the former ~1.5 s).
+ */
+const STALE_RETRIES = 8;
 
 function isUnknownTopic(error: unknown): boolean {
   let current = error as { type?: string; cause?: unknown } | undefined;
@@ -197,7 +201,7 @@ export class KafkajsAdmin implements KafkaAdmin {
         if (!stale || error instanceof TopicNotFoundError || attempt >= STALE_RETRIES) throw wrapKafkaError(error, action, this.brokers);
       }
       await this.recycle();
-      if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 100 * 2 ** attempt));
+      if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, Math.min(2_000, 100 * 2 ** attempt)));
     }
   }
 
