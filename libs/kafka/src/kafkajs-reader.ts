@@ -116,14 +116,16 @@ export class KafkajsReader implements KafkaReader {
     this.assertStarted('activate');
     const key = partitionKey(topic, partition);
     if (!this.standby.has(key)) throw new KafkaUsageError(`Reader ${this.options.readerId} cannot activate ${key}: it is not a standby partition`);
-    const resolved = await this.resolve([{ topic, partition, offset }]);
+    // An exact offset needs no round trip to the broker (the partition is known to exist: it is assigned).
+    const resolved = /^\d+$/.test(offset) ? null : await this.resolve([{ topic, partition, offset }]);
     if (!this.standby.has(key)) return; // activated meanwhile by another call
-    const start = resolved.start.get(key)!;
+    const start = resolved ? resolved.start.get(key)! : offset;
     this.standby.delete(key);
     this.strict.add(key);
     this.assigned.push({ topic, partition, key });
     this.fetchPositions.set(key, BigInt(start));
-    this.highWatermarks.set(key, resolved.logEnd.get(key) ?? 0n);
+    // Lag reads 0 until the first fetch says where the log ends.
+    this.highWatermarks.set(key, resolved?.logEnd.get(key) ?? BigInt(start));
     this.buffer.track(key, start);
     const consumer = this.consumer;
     if (!consumer) return; // the next join seeks it (seekAll) and leaves it unpaused

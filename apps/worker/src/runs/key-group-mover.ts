@@ -48,35 +48,38 @@ export class KeyGroupMover {
   }
 
   private async release(message: Extract<RunControlMessage, { type: 'move' }>): Promise<void> {
-    // One key group at a time: each pauses only for its own hand-over.
-    for (const move of message.moves) {
-      if (!this.runsHere(message.operatorId, move.fromSubtask)) continue;
-      const releasedAt = Date.now();
-      try {
-        const { image, offset, standing } = await this.job.releaseKeyGroup(message.operatorId, move.keyGroup, move.toSubtask);
-        const bytes = image.byteLength;
-        let imageRef: { readonly inline: string } | { readonly key: string };
-        if (bytes <= INLINE_IMAGE_BYTES) {
-          imageRef = { inline: Buffer.from(image.buffer, image.byteOffset, bytes).toString('base64') };
-        } else {
-          const key = this.imageKey(message.moveId, message.operatorId, move.keyGroup);
-          await this.blob.put(key, image, { contentType: 'application/octet-stream' });
-          imageRef = { key };
-        }
-        await this.channel.publish({
-          type: 'released',
-          moveId: message.moveId,
-          operatorId: message.operatorId,
-          ...move,
-          offset,
-          bytes,
-          releasedAt,
-          image: imageRef,
-          standing: Buffer.from(standing.buffer, standing.byteOffset, standing.byteLength).toString('base64'),
-        });
-      } catch (err) {
-        await this.fail(message.moveId, move.keyGroup, `releasing it: ${(err as Error).message}`);
+    // All of this process's key groups of the move at once: the reader drops their partitions between the same two
+    // polls and the subtask hands them over back to back, so a step of several costs about one hand-over's pause.
+    const mine = message.moves.filter((move) => this.runsHere(message.operatorId, move.fromSubtask));
+    await Promise.all(mine.map((move) => this.releaseOne(message, move)));
+  }
+
+  private async releaseOne(message: Extract<RunControlMessage, { type: 'move' }>, move: KeyGroupMove): Promise<void> {
+    const releasedAt = Date.now();
+    try {
+      const { image, offset, standing } = await this.job.releaseKeyGroup(message.operatorId, move.keyGroup, move.toSubtask);
+      const bytes = image.byteLength;
+      let imageRef: { readonly inline: string } | { readonly key: string };
+      if (bytes <= INLINE_IMAGE_BYTES) {
+        imageRef = { inline: Buffer.from(image.buffer, image.byteOffset, bytes).toString('base64') };
+      } else {
+        const key = this.imageKey(message.moveId, message.operatorId, move.keyGroup);
+        await this.blob.put(key, image, { contentType: 'application/octet-stream' });
+        imageRef = { key };
       }
+      await this.channel.publish({
+        type: 'released',
+        moveId: message.moveId,
+        operatorId: message.operatorId,
+        ...move,
+        offset,
+        bytes,
+        releasedAt,
+        image: imageRef,
+        standing: Buffer.from(standing.buffer, standing.byteOffset, standing.byteLength).toString('base64'),
+      });
+    } catch (err) {
+      await this.fail(message.moveId, move.keyGroup, `releasing it: ${(err as Error).message}`);
     }
   }
 
