@@ -5,10 +5,10 @@
 import { randomBytes } from 'node:crypto';
 import { sinkCommitsTopic } from '@weir/engine';
 import { createKafkaConnector, type KafkaConnector } from '@weir/kafka';
-import { afterAll, beforeAll } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
 import type { JobProcess } from '../../apps/worker/src/jobs/job-process';
 import type { StartJobMessage } from '../../apps/worker/src/jobs/ipc';
-import { removeJobData, startJobHost, tempDir, totalsJobMessage, writeBundle } from './support';
+import { expectedOutput, type Output, readAll, removeJobData, sortOutputs, startJobHost, tempDir, totalsJobMessage, writeBundle } from './support';
 
 /** What a chaos test gets from totalsJobFixture: live once its beforeAll ran. */
 export interface TotalsJobFixture {
@@ -77,4 +77,20 @@ export function totalsJobFixture(name: string, partitions: { input: number; outp
   });
 
   return fixture;
+}
+
+/**
+ * Reads the committed output (read_committed) until it holds `records` results, and checks it against an
+ * uninterrupted run's, record by record: nothing duplicated, nothing missing, every total right.
+ */
+export async function expectExactTotals(kafka: KafkaConnector, topic: string, partitions: number, records: number): Promise<void> {
+  const read = await readAll(kafka, topic, partitions, (n) => n >= records, 30_000);
+  const outputs = sortOutputs(read.map((r) => JSON.parse(r.value!.toString()) as Output));
+  const seen = new Set<string>();
+  const duplicates = outputs.filter((o) => (seen.has(`${o.k}/${o.i}`) ? true : (seen.add(`${o.k}/${o.i}`), false)));
+  expect(duplicates.slice(0, 5), 'duplicated results').toEqual([]);
+  const got = new Set(outputs.map((o) => o.i));
+  const missing = Array.from({ length: records }, (_, i) => i).filter((i) => !got.has(i));
+  expect(missing.slice(0, 5), `missing ${missing.length}`).toEqual([]);
+  expect(outputs).toEqual(expectedOutput(records));
 }

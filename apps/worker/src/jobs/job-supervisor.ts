@@ -168,11 +168,7 @@ export class JobSupervisor {
   async moveKeyGroups(command: MoveKeyGroups): Promise<MoveReport> {
     const done = this.moveReports.get(command.idempotencyKey);
     if (done) return done;
-    const job = this.jobs.get(jobKey(command.tenantId, command.jobId, 0));
-    if (!job || job.state !== 'RUNNING') throw new CommandRejectedError(`process 0 of job ${command.jobId} does not run on this worker`);
-    if ((job.start.runNo ?? 0) !== command.runNo) {
-      throw new CommandRejectedError(`job ${command.jobId} runs run ${job.start.runNo ?? 0} here, not run ${command.runNo}`);
-    }
+    const job = this.leaderOf(command);
     try {
       const report = await job.moveKeyGroups({ moveId: command.moveId, operatorId: command.operatorId, moves: command.moves });
       this.moveReports.set(command.idempotencyKey, report);
@@ -190,11 +186,7 @@ export class JobSupervisor {
   async rescale(command: RescaleRun, context: CommandContext): Promise<RescaleReport> {
     const done = this.rescaleReports.get(command.idempotencyKey);
     if (done) return done;
-    const job = this.jobs.get(jobKey(command.tenantId, command.jobId, 0));
-    if (!job || job.state !== 'RUNNING') throw new CommandRejectedError(`process 0 of job ${command.jobId} does not run on this worker`);
-    if ((job.start.runNo ?? 0) !== command.runNo) {
-      throw new CommandRejectedError(`job ${command.jobId} runs run ${job.start.runNo ?? 0} here, not run ${command.runNo}`);
-    }
+    const job = this.leaderOf(command);
     try {
       const report = await job.rescale({ rescaleId: command.rescaleId, processes: command.processes, parallelism: command.parallelism }, (p) => {
         void context.progress(p).catch(() => undefined);
@@ -204,6 +196,16 @@ export class JobSupervisor {
     } catch (err) {
       throw new CommandRejectedError((err as Error).message);
     }
+  }
+
+  /** Process 0 of the command's run, running here; else the command is refused for good. */
+  private leaderOf(command: { tenantId: string; jobId: string; runNo: number }): JobProcess {
+    const job = this.jobs.get(jobKey(command.tenantId, command.jobId, 0));
+    if (!job || job.state !== 'RUNNING') throw new CommandRejectedError(`process 0 of job ${command.jobId} does not run on this worker`);
+    if ((job.start.runNo ?? 0) !== command.runNo) {
+      throw new CommandRejectedError(`job ${command.jobId} runs run ${job.start.runNo ?? 0} here, not run ${command.runNo}`);
+    }
+    return job;
   }
 
   /**

@@ -6,6 +6,9 @@ const keyGroupRange = z.tuple([z.number().int().min(0), z.number().int().min(0)]
   message: 'key group range must have start ≤ end',
 });
 
+/** Names a savepoint, a move or a rescale the caller chose: safe in an S3 key and an idempotency key. */
+const operationId = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/, 'expected 1-128 of [A-Za-z0-9._-], not starting with . _ -');
+
 const commandBase = {
   v: protocolVersion,
   /**
@@ -129,7 +132,7 @@ export const stopSubtasksSchema = z.strictObject({
 export const takeSavepointSchema = z.strictObject({
   ...commandBase,
   type: z.literal('take-savepoint'),
-  savepointId: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/, 'expected 1-128 of [A-Za-z0-9._-], not starting with . _ -'),
+  savepointId: operationId,
   stop: z.boolean(),
 });
 
@@ -142,7 +145,7 @@ export const moveKeyGroupsSchema = z.strictObject({
   ...commandBase,
   type: z.literal('move-key-groups'),
   runNo: z.number().int().min(0),
-  moveId: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/, 'expected 1-128 of [A-Za-z0-9._-], not starting with . _ -'),
+  moveId: operationId,
   operatorId: resourceId,
   moves: z
     .array(z.strictObject({ keyGroup: z.number().int().min(0).max(32767), fromSubtask: subtaskIndex, toSubtask: subtaskIndex }))
@@ -151,26 +154,25 @@ export const moveKeyGroupsSchema = z.strictObject({
   reason: z.string().max(500),
 });
 
+/** One key group handed over live: what it cost. */
+const movedKeyGroup = z.strictObject({
+  keyGroup: z.number().int().min(0),
+  fromSubtask: subtaskIndex,
+  toSubtask: subtaskIndex,
+  /** Bytes of the state image handed over. */
+  bytes: z.number().int().nonnegative(),
+  /** From the release's start to the adoption's end: how long the key group's input waited. */
+  pauseMs: z.number().nonnegative(),
+});
+
 /** What a move did, key group by key group: the command's result (BullMQ's return value). */
 export const moveReportSchema = z.strictObject({
   moveId: z.string(),
   operatorId: resourceId,
-  moved: z.array(
-    z.strictObject({
-      keyGroup: z.number().int().min(0),
-      fromSubtask: subtaskIndex,
-      toSubtask: subtaskIndex,
-      /** Bytes of the state image handed over. */
-      bytes: z.number().int().nonnegative(),
-      /** From the release's start to the adoption's end: how long the key group's input waited. */
-      pauseMs: z.number().nonnegative(),
-    }),
-  ),
+  moved: z.array(movedKeyGroup),
   durationMs: z.number().nonnegative(),
 });
 export type MoveReport = z.infer<typeof moveReportSchema>;
-
-const rescaleId = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/, 'expected 1-128 of [A-Za-z0-9._-], not starting with . _ -');
 
 /**
  * Changes a running run's keyed parallelism live (Kafka exchange): sent to process 0's worker once the joining
@@ -188,7 +190,7 @@ export const rescaleRunSchema = z.strictObject({
   ...commandBase,
   type: z.literal('rescale-run'),
   runNo: z.number().int().min(0),
-  rescaleId,
+  rescaleId: operationId,
   /** The run's process count once rescaled: joiners are the processes from the old count up, retirees from this up. */
   processes: z.number().int().min(1).max(4096),
   /** Subtasks per keyed operator after the rescale (operators not named keep theirs). */
@@ -208,16 +210,7 @@ export const rescaleReportSchema = z.strictObject({
   parallelism: z.record(resourceId, z.number().int().min(1)),
   /** Per keyed operator, the owner of each key group now. */
   routing: z.record(resourceId, z.array(subtaskIndex)),
-  moved: z.array(
-    z.strictObject({
-      operatorId: resourceId,
-      keyGroup: z.number().int().min(0),
-      fromSubtask: subtaskIndex,
-      toSubtask: subtaskIndex,
-      bytes: z.number().int().nonnegative(),
-      pauseMs: z.number().nonnegative(),
-    }),
-  ),
+  moved: z.array(movedKeyGroup.extend({ operatorId: resourceId })),
   durationMs: z.number().nonnegative(),
 });
 export type RescaleReport = z.infer<typeof rescaleReportSchema>;
