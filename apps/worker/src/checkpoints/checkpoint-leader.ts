@@ -12,6 +12,9 @@ export const DEFAULT_CHECKPOINT_TIMEOUT_MS = 600_000;
 /** How often a follower that is not yet acknowledged says it is ready. */
 export const READY_REPEAT_MS = 250;
 
+/** How long a rescale in waits for its retirees to end their outputs. */
+const RETIRE_TIMEOUT_MS = 30_000;
+
 export class CheckpointTimeoutError extends Error {
   override readonly name = 'CheckpointTimeoutError';
 }
@@ -45,6 +48,8 @@ export class CheckpointLeader {
   private processes: number;
   /** A live rescale out waiting for its joiners to say they are ready. */
   private joining: { readonly count: number; readonly resolve: () => void } | null = null;
+  /** A live rescale in waiting for its retirees to say they ended their outputs. */
+  private retiring: { readonly waiting: Set<number>; readonly resolve: () => void } | null = null;
   private collecting: Collecting | null = null;
   private chain: Promise<unknown> = Promise.resolve();
   private timer: NodeJS.Timeout | undefined;
@@ -76,6 +81,9 @@ export class CheckpointLeader {
           if (this.joining && this.allHeard(this.joining.count)) this.joining.resolve();
         }
         void this.channel.publish({ type: 'hello', ready: [...this.ready] }).catch(() => undefined);
+        return;
+      case 'retired':
+        if (this.retiring?.waiting.delete(from) && this.retiring.waiting.size === 0) this.retiring.resolve();
         return;
       case 'part': {
         const c = this.collecting;
@@ -170,9 +178,17 @@ export class CheckpointLeader {
     return this.enqueue(async () => {
       if (count >= this.processes) return;
       if (this.options.intervalMs > 0) await this.take();
+      const waiting = new Set(Array.from({ length: this.processes - count }, (_, i) => count + i));
+      const retired = new Promise<void>((resolve) => (this.retiring = { waiting, resolve }));
       await this.channel.publish({ type: 'resize', processes: count, stages, firstCheckpoint: this.nextId });
       this.processes = count;
       for (const p of [...this.ready]) if (p >= count) this.ready.delete(p);
+      // Their ends must be on their way before the control plane stops them (else the stages they fed would go on
+      // counting their channels); one that does not answer is stopped all the same, after a while.
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([retired, new Promise<void>((resolve) => (timer = setTimeout(resolve, RETIRE_TIMEOUT_MS)))]);
+      clearTimeout(timer);
+      this.retiring = null;
     });
   }
 

@@ -168,7 +168,11 @@ async function start(message: StartJobMessage): Promise<void> {
   await channel.start(({ from, message: m }) => {
     leader?.onDelivery({ from, message: m });
     moveLeader?.onDelivery({ from, message: m });
-    if (m.type === 'resize') resizeStages(running, m.stages);
+    if (m.type === 'resize') {
+      const ended = resizeStages(running, m.stages);
+      // A retiree says so once its ends are on their way: process 0 reports the rescale only then.
+      if (layout.index >= m.processes) void ended.then(() => channel!.publish({ type: 'retired' })).catch(() => undefined);
+    }
     participant!.onMessage(m);
     mover.onMessage(m);
     if (m.type === 'hello' && m.ready.includes(layout.index)) acknowledged = true;
@@ -269,10 +273,10 @@ async function rescale(message: RescaleMessage): Promise<void> {
 }
 
 /** A live rescale's new sizes, applied before the next checkpoint's trigger (the channel delivers them in order). */
-function resizeStages(running: RunningJob, stages: Readonly<Record<string, number>>): void {
+async function resizeStages(running: RunningJob, stages: Readonly<Record<string, number>>): Promise<void> {
   for (const [stageId, parallelism] of Object.entries(stages)) {
     try {
-      running.resizeKeyedStage(stageId, parallelism);
+      await running.resizeKeyedStage(stageId, parallelism);
     } catch (err) {
       process.stderr.write(`job host ${process.pid}: could not resize "${stageId}" to ${parallelism}: ${(err as Error).message}\n`);
     }

@@ -31,6 +31,8 @@ export type RunControlMessage =
    * the new counts; a process that joined takes part in checkpoints from `firstCheckpoint` on, not before.
    */
   | { readonly type: 'resize'; readonly processes: number; readonly stages: Readonly<Record<string, number>>; readonly firstCheckpoint: number }
+  /** A retiring process ended its keyed outputs after a `resize` (the leader reports the rescale once all have). */
+  | { readonly type: 'retired' }
   /** Given up: nothing commits; with `stop`, paused sources read again. */
   | { readonly type: 'abort'; readonly checkpointId: number; readonly reason: string; readonly savepointId?: string; readonly stop?: boolean }
   /** A live move the leader orders (between checkpoints): each process releases what its subtasks own of it. */

@@ -80,7 +80,8 @@ export class JobControl {
     rt.routing = routedTo(rt.routing!, keyGroup, toSubtask);
   }
 
-  resizeKeyedStage(operatorId: string, parallelism: number): void {
+  /** Resolves once the ends of this process's retired subtasks are handed to their writers. */
+  resizeKeyedStage(operatorId: string, parallelism: number): Promise<void> {
     const rt = this.kafkaStage(operatorId);
     if (rt.routing!.parallelism !== parallelism) rt.routing = rt.routing!.withParallelism(parallelism);
     // The stages it feeds learn it from this process's next barriers; user code from its OperatorInfo.
@@ -88,9 +89,8 @@ export class JobControl {
     for (const i of rt.local) rt.operators[i]?.resize(parallelism);
     // Subtasks here that the rescale retired end their keyed output channels (after everything they emitted), so
     // the stages they fed stop counting them: for event time and for barriers alike.
-    for (const { subtask, sender } of rt.keyedSenders) {
-      if (subtask >= parallelism) void inBand(rt.queues[subtask], () => sender.sendEnd(subtask, parallelism)).catch(() => undefined);
-    }
+    const ends = rt.keyedSenders.filter(({ subtask }) => subtask >= parallelism).map(({ subtask, sender }) => inBand(rt.queues[subtask], () => sender.sendEnd(subtask, parallelism)));
+    return Promise.all(ends).then(() => undefined);
   }
 
   private betweenCheckpoints<T>(step: () => Promise<T>): Promise<T> {

@@ -255,8 +255,8 @@ class JobInstance implements RunningJob {
     this.control.routeKeyGroup(operatorId, keyGroup, toSubtask);
   }
 
-  resizeKeyedStage(operatorId: string, parallelism: number): void {
-    this.control.resizeKeyedStage(operatorId, parallelism);
+  resizeKeyedStage(operatorId: string, parallelism: number): Promise<void> {
+    return this.control.resizeKeyedStage(operatorId, parallelism);
   }
 
   releaseKeyGroup(operatorId: string, keyGroup: number, toSubtask: number): Promise<KeyGroupHandover> {

@@ -133,7 +133,7 @@ export interface RunningJob {
    * A live rescale changed a keyed stage's subtask count (its key groups have moved already): this process's routing
    * table and shape() say so from now on. The process's own subtasks stay as they are.
    */
-  resizeKeyedStage(operatorId: string, parallelism: number): void;
+  resizeKeyedStage(operatorId: string, parallelism: number): Promise<void>;
   /** The image of one key group of a keyed operator, taken in-band after every record routed to it so far. */
   snapshotKeyGroup(operatorId: string, keyGroup: number): Promise<Uint8Array>;
   restoreKeyGroup(operatorId: string, keyGroup: number, image: Uint8Array): Promise<void>;
