@@ -10,8 +10,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { produceTransactions } from '../../../apps/cli/src/generate/produce-transactions';
 import type { Alert, FraudJobTopics } from '../../../examples/fraud-detection';
 import { platformFixture } from '../../support/platform';
-import { waitForDeployment, waitForStatus, type Api } from '../deployments/support';
-import { everyTx, FRAUD_PARTITIONS, FRAUD_TOPICS, fraudTopicsConfig, parse, readUntil, uploadFraudBundle, waitForRollout } from './support';
+import { waitForDeployment, type Api } from '../deployments/support';
+import { deployFraud, everyTx, FRAUD_PARTITIONS, FRAUD_TOPICS, parse, readUntil, waitForRollout } from './support';
 
 describe('the fraud job rescaled live with rules in force', () => {
   const platform = platformFixture({ name: 'rulescale', topics: FRAUD_TOPICS, partitions: FRAUD_PARTITIONS, workerSlots: 8 });
@@ -36,14 +36,7 @@ describe('the fraud job rescaled live with rules in force', () => {
 
   beforeAll(async () => {
     ({ kafka, topics, client } = platform);
-    await uploadFraudBundle(platform.cp.url, platform.tenant.writeKey, topics);
-    deploymentId = await platform.deploy({
-      name: 'fraud',
-      bundle: { name: 'fraud-detection', version: '1.0.0' },
-      parallelism: { default: 2 },
-      config: { topics: fraudTopicsConfig(topics) },
-    });
-    await waitForStatus(client, deploymentId, 'RUNNING', 60_000);
+    deploymentId = await deployFraud(platform, 2);
   });
 
   it('judges every transaction once, by the version in force, through 2 → 4 → 2 with a rollout in between', async () => {

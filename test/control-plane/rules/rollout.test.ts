@@ -11,10 +11,10 @@ import { eventChannel } from '../../../apps/control-plane/src/events/events';
 import { produceTransactions } from '../../../apps/cli/src/generate/produce-transactions';
 import type { Alert, FraudJobTopics } from '../../../examples/fraud-detection';
 import { platformFixture } from '../../support/platform';
-import { waitForStatus, type Api } from '../deployments/support';
+import type { Api } from '../deployments/support';
 import { eventually } from '../support/control-plane';
 import type { TestTenant } from '../support/tenants';
-import { everyTx, FRAUD_PARTITIONS, FRAUD_TOPICS, fraudTopicsConfig, ownerOf, parse, readUntil, switchMismatches, uploadFraudBundle, waitForRollout } from './support';
+import { deployFraud, everyTx, FRAUD_PARTITIONS, FRAUD_TOPICS, ownerOf, parse, readUntil, switchMismatches, waitForRollout } from './support';
 
 describe('rules of a deployment: versions, rollouts, acks, swap under load, rollback', () => {
   const platform = platformFixture({ name: 'rules', topics: FRAUD_TOPICS, partitions: FRAUD_PARTITIONS, workerSlots: 32 });
@@ -28,14 +28,7 @@ describe('rules of a deployment: versions, rollouts, acks, swap under load, roll
 
   beforeAll(async () => {
     ({ tenant, kafka, topics, client } = platform);
-    await uploadFraudBundle(platform.cp.url, tenant.writeKey, topics);
-    deploymentId = await platform.deploy({
-      name: 'fraud',
-      bundle: { name: 'fraud-detection', version: '1.0.0' },
-      parallelism: { default: 2 },
-      config: { topics: fraudTopicsConfig(topics) },
-    });
-    await waitForStatus(client, deploymentId, 'RUNNING', 60_000);
+    deploymentId = await deployFraud(platform, 2);
   });
 
   it('refuses invalid rule sets with the field and the problem, and stores nothing', async () => {

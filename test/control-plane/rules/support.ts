@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto';
 import { resolve } from 'node:path';
 import { encodeKey, keyGroupFor } from '@weir/engine';
 import { buildFraudJob, fraudRulesSchema, type FraudJobTopics } from '../../../examples/fraud-detection';
-import type { BuiltJob, Api } from '../deployments/support';
+import type { Platform } from '../../support/platform';
+import { type BuiltJob, type Api, waitForStatus } from '../deployments/support';
 import { eventually } from '../support/control-plane';
 
 const FRAUD_INDEX = resolve(__dirname, '../../../examples/fraud-detection/index.ts');
@@ -70,6 +71,19 @@ export interface RolloutBody {
   totalSubtasks: number | null;
   subtasks: { operatorId: string; subtask: number; appliedVersion: number | null; rulesOffset: string | null; inputPosition: Record<string, string> | null }[];
   message: string | null;
+}
+
+/** Uploads the fraud job to the platform's tenant and deploys it on its topics; resolves with its id once RUNNING. */
+export async function deployFraud(platform: Platform<keyof typeof FRAUD_TOPICS>, parallelism: number): Promise<string> {
+  await uploadFraudBundle(platform.cp.url, platform.tenant.writeKey, platform.topics);
+  const id = await platform.deploy({
+    name: 'fraud',
+    bundle: { name: 'fraud-detection', version: '1.0.0' },
+    parallelism: { default: parallelism },
+    config: { topics: fraudTopicsConfig(platform.topics) },
+  });
+  await waitForStatus(platform.client, id, 'RUNNING', 60_000);
+  return id;
 }
 
 /** Waits until the rollout leaves ROLLING_OUT; fails with its last state. */

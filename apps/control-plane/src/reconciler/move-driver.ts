@@ -100,7 +100,7 @@ export class MoveDriver {
     const bundle = await this.bundles.byId(client, run.bundleId);
     if (!bundle) throw new Error(`bundle ${run.bundleId} of run ${run.runNo} is gone`);
     const routing = applyMoves(routingOfRun(run, bundle), move.operatorId, report.moved);
-    await this.runs.setRunRouting(client, run, {
+    await this.runs.setRunLayout(client, run, {
       routing,
       processes: run.processes.map((p) => ({ ...p, subtasks: routedAssignments(p.subtasks, routing) })),
       subtasks: routedAssignments(run.subtasks, routing),

@@ -99,20 +99,6 @@ export class ReconcileRepository {
   }
 
   /**
-   * A move DONE: the run's routing, and its layout's key groups along it (what REST and GraphQL show, what the next
-   * run inherits). Written under the deployment's row lock, as every write of the reconciler's.
-   */
-  async setRunRouting(client: PoolClient, run: DeploymentRun, change: Pick<DeploymentRun, 'routing' | 'processes' | 'subtasks'>): Promise<void> {
-    await q(client, 'record run routing', 'UPDATE deployment_runs SET routing = $3, processes = $4, subtasks = $5 WHERE deployment_id = $1 AND run_no = $2', [
-      run.deploymentId,
-      run.runNo,
-      JSON.stringify(change.routing),
-      JSON.stringify(change.processes),
-      JSON.stringify(change.subtasks),
-    ]);
-  }
-
-  /**
    * A live rescale's joiners placed: the run's layout with them appended (their slots counted from now on, as
    * weir_worker_slots_in_use() reads the layouts). The run's subtasks stay what it runs until the rescale's report.
    */
@@ -125,16 +111,19 @@ export class ReconcileRepository {
     ]);
   }
 
-  /** A live rescale DONE: the run's layout as its report left it (retirees gone), its routing and subtasks. */
+  /**
+   * A move or a live rescale DONE: the run's routing, its layout along it (what REST and GraphQL show, what the next
+   * run inherits; a rescale's without its retirees) and its subtasks; the slots follow the layout (a run recorded
+   * before layouts existed keeps its own). Written under the deployment's row lock, as every write of the reconciler's.
+   */
   async setRunLayout(client: PoolClient, run: DeploymentRun, change: Pick<DeploymentRun, 'routing' | 'processes' | 'subtasks'>): Promise<void> {
-    await q(client, 'record rescaled run', 'UPDATE deployment_runs SET routing = $3, processes = $4, subtasks = $5, slots = $6 WHERE deployment_id = $1 AND run_no = $2', [
-      run.deploymentId,
-      run.runNo,
-      JSON.stringify(change.routing),
-      JSON.stringify(change.processes),
-      JSON.stringify(change.subtasks),
-      change.processes.length,
-    ]);
+    await q(
+      client,
+      'record run layout',
+      `UPDATE deployment_runs SET routing = $3, processes = $4, subtasks = $5, slots = CASE WHEN $6 > 0 THEN $6 ELSE slots END
+        WHERE deployment_id = $1 AND run_no = $2`,
+      [run.deploymentId, run.runNo, JSON.stringify(change.routing), JSON.stringify(change.processes), JSON.stringify(change.subtasks), change.processes.length],
+    );
   }
 
   /**

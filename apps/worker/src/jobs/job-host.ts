@@ -254,14 +254,15 @@ async function rescale(message: RescaleMessage): Promise<void> {
     return send({ type: 'rescale-failed', rescaleId: message.rescaleId, message: job ? 'only process 0 of a run rescales it' : 'the job is not running yet', refused: true });
   }
   const command = { rescaleId: message.rescaleId, fromProcesses: spreadOver, toProcesses: message.processes, parallelism: message.parallelism, runParallelism };
+  let planned;
   try {
-    lead.plan(command);
+    planned = lead.plan(command);
   } catch (err) {
     if (!(err instanceof RescaleRefusedError)) throw err;
     return send({ type: 'rescale-failed', rescaleId: message.rescaleId, message: err.message, refused: true });
   }
   try {
-    const report = await lead.lead(command, (p) => send({ type: 'rescale-progress', rescaleId: message.rescaleId, ...p }));
+    const report = await lead.lead(command, planned, (p) => send({ type: 'rescale-progress', rescaleId: message.rescaleId, ...p }));
     spreadOver = message.processes;
     runParallelism = report.parallelism;
     send({ type: 'rescaled', report });

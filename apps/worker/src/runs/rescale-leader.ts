@@ -5,11 +5,11 @@
  * scaling in, take one more checkpoint with the retirees (their output commits) before leaving them out. The joiners
  * and retirees are the control plane's to start and stop.
  */
-import type { PlannedMove, RunningJob } from '@weir/engine';
+import type { PlannedMove, RunningJob, StageShape } from '@weir/engine';
 import type { RescaleProgress, RescaleReport } from '@weir/protocol';
 import type { CheckpointLeader } from '../checkpoints/checkpoint-leader';
 import type { MoveLeader } from './key-group-mover';
-import { ownersAfter, planRescale, type RescaleRequest } from './rescale-plan';
+import { ownersAfter, planRescale, type RescalePlan, type RescaleRequest } from './rescale-plan';
 
 /** Key groups per step: each step pauses these (and only these), each for its own hand-over; checkpoints run between steps. */
 export const RESCALE_STEP_KEY_GROUPS = 8;
@@ -22,6 +22,13 @@ export interface RescaleCommand extends RescaleRequest {
   readonly runParallelism: Readonly<Record<string, number>>;
 }
 
+export interface PlannedRescale {
+  readonly stages: readonly StageShape[];
+  /** Per keyed stage, its owners when planned. */
+  readonly owners: ReadonlyMap<string, readonly number[]>;
+  readonly plan: RescalePlan;
+}
+
 export class RescaleLeader {
   constructor(
     private readonly job: RunningJob,
@@ -30,16 +37,16 @@ export class RescaleLeader {
     private readonly moveTimeoutMs: number,
   ) {}
 
-  /** Throws RescaleRefusedError before anything changed; any later failure leaves the run to be restored. */
-  plan(command: RescaleCommand) {
+  /** Throws RescaleRefusedError, before anything changed. */
+  plan(command: RescaleCommand): PlannedRescale {
     const stages = this.job.shape();
     // Process 0's tables are current for what it leads: every move of the run goes through it.
     const owners = new Map(stages.filter((s) => s.kind === 'keyed').map((s) => [s.id, this.job.routingTable(s.id).toJSON().owners]));
     return { stages, owners, plan: planRescale(stages, (id) => owners.get(id)!, command) };
   }
 
-  async lead(command: RescaleCommand, progress: (p: RescaleProgress) => void, started = Date.now()): Promise<RescaleReport> {
-    const { stages, owners, plan } = this.plan(command);
+  /** Carries out a plan of plan(command); a failure on the way leaves the run to be restored. */
+  async lead(command: RescaleCommand, { stages, owners, plan }: PlannedRescale, progress: (p: RescaleProgress) => void, started = Date.now()): Promise<RescaleReport> {
     const total = [...plan.moves.values()].reduce((n, m) => n + m.length, 0);
     progress({ moved: 0, total });
     const sizes = Object.fromEntries(plan.parallelism);

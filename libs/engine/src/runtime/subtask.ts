@@ -222,7 +222,6 @@ export class Subtask {
       case 'barrier':
         return this.onBarrier(message);
       case 'data': {
-        if (message.channel >= this.watermarks.channels) await this.resizeChannels(message.channel + 1);
         if (message.records.length === 0) {
           await this.emit();
           return false;
@@ -242,11 +241,9 @@ export class Subtask {
         await this.emit();
         return false;
       case 'watermark':
-        if (operator && message.channel >= this.watermarks.channels) await this.resizeChannels(message.channel + 1);
         await this.advance(operator ? this.watermarks.onWatermark(message.channel, message.watermark) : message.watermark);
         return false;
       case 'idle': {
-        if (operator && message.channel >= this.watermarks.channels) await this.resizeChannels(message.channel + 1);
         if (!operator) {
           await this.forEachTerminal((t) => t.onIdle());
           return false;
