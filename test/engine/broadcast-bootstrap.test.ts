@@ -4,11 +4,12 @@
  * flows from the first instant. Every record must be judged by the rules as they stood at start: the data sources
  * wait until the rules source has read up to the end offsets it saw (a transactional marker included) and passed
  * the rules on. Without that, the data (declared first, read at once) races the rules and meets older versions or
- * none.
+ * none. The same over the Kafka exchange with the job split over two instances (as two job hosts run it): the
+ * second instance's data source waits for the first's rules subtask, heard of through the run's peers.
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { defineJob, json, type KeyedBroadcastProcessFunction, kafkaSource, memorySink, runJob, memoryIoOf } from '@weir/engine';
+import { defineJob, exchangeTopic, json, type KeyedBroadcastProcessFunction, kafkaSource, MemoryBootstrapPeers, memorySink, runJob, memoryIoOf, type RunningJob } from '@weir/engine';
 import { createKafkaConnector, type KafkaAdmin, type KafkaConnector } from '@weir/kafka';
 import { createStateBackend } from '@weir/state';
 
@@ -69,13 +70,38 @@ describe('broadcast bootstrap over Kafka', () => {
       state: () => createStateBackend({ kind: 'memory' }),
     });
     try {
-      const deadline = Date.now() + 60_000;
-      while (memoryIoOf(running).collected('out').length < TX && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
-      const versions = memoryIoOf(running).collected('out').map((r) => r.value as number);
+      const versions = await judged([running]);
       expect(versions).toHaveLength(TX);
       expect(versions.filter((v) => v !== RULES)).toEqual([]);
     } finally {
       await running.stop();
     }
   });
+
+  it('does the same over the Kafka exchange, the data source of another process waiting for the rules subtask', async () => {
+    const common = {
+      tenantId: `bootstrap${suffix}`, jobId: 'kx', kafka, parallelism: { default: 2, rules: 1, judge: 2 }, exchange: 'kafka' as const,
+      bootstrapPeers: new MemoryBootstrapPeers(), state: () => createStateBackend({ kind: 'memory' }),
+    };
+    const running = [
+      await runJob(job, { ...common, subtasks: { tx: [0], rules: [0], judge: [0] } }),
+      await runJob(job, { ...common, subtasks: { tx: [1], rules: [], judge: [1] } }),
+    ];
+    try {
+      const versions = await judged(running);
+      expect(versions).toHaveLength(TX);
+      expect(versions.filter((v) => v !== RULES)).toEqual([]);
+    } finally {
+      await Promise.all(running.map((r) => r.stop()));
+      await admin.deleteTopics([exchangeTopic(common.tenantId, common.jobId, 'judge')]).catch(() => undefined);
+    }
+  });
 });
+
+/** The versions that judged the records, from every instance, once all records are judged (or a minute passed). */
+async function judged(running: readonly RunningJob[]): Promise<number[]> {
+  const all = () => running.flatMap((r) => memoryIoOf(r).collected('out').map((o) => o.value as number));
+  const deadline = Date.now() + 60_000;
+  while (all().length < TX && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  return all();
+}

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TransactionStream } from '@weir/datagen';
-import { exchangeTopic, type JobDefinition, runJob, type RunJobOptions, type RunningJob } from '@weir/engine';
+import { exchangeTopic, type JobDefinition, MemoryBootstrapPeers, runJob, type RunJobOptions, type RunningJob } from '@weir/engine';
 import { createKafkaConnector, type KafkaAdmin, type KafkaConnector } from '@weir/kafka';
 import type { VersionedRule } from '@weir/rules';
 import { createStateBackend } from '@weir/state';
@@ -45,9 +45,12 @@ const lsm = (dir: string, prefix: string): RunJobOptions['state'] => (ctx) => cr
 /** One runner instance, memory exchange between the operators. */
 const oneInstance: Layout = async (job, base, dir) => [await runJob(job, { ...base, state: lsm(dir, 'a-') })];
 
-/** Two runner instances (as two workers would run them) splitting the keyed subtasks over the Kafka exchange. */
+/**
+ * Two runner instances (as two workers would run them) splitting the keyed subtasks over the Kafka exchange; what one
+ * job host hears from the others over the run control, they hear from each other through shared peers.
+ */
 const twoInstances: Layout = async (job, base, dir) => {
-  const common = { ...base, exchange: 'kafka' as const };
+  const common = { ...base, exchange: 'kafka' as const, bootstrapPeers: new MemoryBootstrapPeers() };
   return [
     await runJob(job, { ...common, subtasks: { 'route-by-rule': [0], 'evaluate-rules': [0] }, state: lsm(dir, 'a-') }),
     await runJob(job, { ...common, subtasks: { transactions: [], rules: [], 'route-by-rule': [1], 'evaluate-rules': [1] }, state: lsm(dir, 'b-') }),
@@ -128,6 +131,51 @@ describe('fraud-detection job on Kafka with LSM state', () => {
       expect(letters[0].headers['weir-error']?.toString()).toMatch(/transaction field "payer" must be a non-empty string/);
     } finally {
       await writer.close();
+      await Promise.all(instances.map((i) => i.stop()));
+    }
+  });
+  it('judges transactions that wait in Kafka before the job starts by the rules already published: the data sources of both runners wait for the rules subtask (broadcast bootstrap over the Kafka exchange)', async () => {
+    const run = 'boot';
+    const topics = topicsFor(run);
+    const dlqTopic = `test.fraud.dlq.${run}.${suffix}`;
+    const jobId = `fraud-${run}-${suffix}`;
+    created.push(...Object.values(topics), dlqTopic, exchangeTopic(TENANT, jobId, 'route-by-rule'), exchangeTopic(TENANT, jobId, 'evaluate-rules'));
+    await admin.ensureTopics([
+      { topic: topics.transactionsTopic, partitions: 2 },
+      { topic: topics.rulesTopic, partitions: 1 },
+      { topic: topics.alertsTopic, partitions: 2 },
+      { topic: topics.ruleAcksTopic, partitions: 1 },
+      { topic: dlqTopic, partitions: 1 },
+    ]);
+    const writer = kafka.writer({ writerId: `fraud-test-${run}-${suffix}` });
+    await writer.start();
+    const count = 2_000;
+    // Everything is in Kafka before the job starts: without the bootstrap, the first transactions meet no rule.
+    await writer.send(RULES.map((r) => ({ topic: topics.rulesTopic, key: r.ruleId, value: JSON.stringify(r) })));
+    const startTime = Date.now() - Math.ceil((count / RATE) * 1_000) - 1_000;
+    await produceTransactions(kafka, streamOptions, { topic: topics.transactionsTopic, count, partitions: 2, startTime });
+    const txs = new TransactionStream({ ...streamOptions, startTime }).range(0, count);
+    const last = txs[txs.length - 1].ts;
+    await writer.send([0, 1].map((partition) => ({
+      topic: topics.transactionsTopic,
+      partition,
+      value: JSON.stringify({ txId: `flush-${partition}`, ts: last + 120_000, payer: 'flush', beneficiary: 'flush', card: 'flush', merchant: 'flush', amount: 1 }),
+    })));
+    await writer.close();
+    const expected = referenceAlerts(RULES, txs).sort(byId);
+    expect(expected.length).toBeGreaterThan(0);
+
+    const job = buildFraudJob({ ...topics, maxWindowMs: 60_000, maxOutOfOrdernessMs: 200, idleTimeoutMs: 60_000, maxParallelism: 8 });
+    // The second runner reads a transactions partition too: its source waits for the first runner's rules subtask.
+    const common = { tenantId: TENANT, jobId, parallelism: { default: 2 }, kafka, deadLetterTopic: dlqTopic, exchange: 'kafka' as const, bootstrapPeers: new MemoryBootstrapPeers() };
+    const instances = [
+      await runJob(job, { ...common, subtasks: { transactions: [0], rules: [0], 'route-by-rule': [0], 'evaluate-rules': [0] }, state: lsm(stateDir, 'boot-a-') }),
+      await runJob(job, { ...common, subtasks: { transactions: [1], rules: [], 'route-by-rule': [1], 'evaluate-rules': [1] }, state: lsm(stateDir, 'boot-b-') }),
+    ];
+    try {
+      const alerts = (await readUntil(kafka, topics.alertsTopic, 2, (rs) => rs.length >= expected.length, 1_500)).map(parse<Alert>).sort(byId);
+      expect(alerts).toEqual(expected);
+    } finally {
       await Promise.all(instances.map((i) => i.stop()));
     }
   });

@@ -19,6 +19,7 @@ import { commitRestoredEpochs } from '../checkpoints/commit-markers';
 import { nextCheckpointId } from '../checkpoints/next-checkpoint-id';
 import { LATEST_CHECKPOINT, loadRestorePoint } from '../checkpoints/restore-point';
 import { restorableSnapshot } from '../checkpoints/restorable-snapshot';
+import { BootstrapRelay } from '../runs/bootstrap-relay';
 import { KafkaRunControl } from '../runs/kafka-run-control';
 import { KeyGroupMover, MoveLeader } from '../runs/key-group-mover';
 import { LocalRunControl, type RunControlChannel } from '../runs/run-control';
@@ -45,6 +46,7 @@ let runParallelism: Readonly<Record<string, number>> = {};
 let spreadOver = 1;
 let participant: CheckpointParticipant | undefined;
 let channel: RunControlChannel | undefined;
+let bootstrapRelay: BootstrapRelay | null = null;
 let metricsTimer: NodeJS.Timeout | undefined;
 let readyTimer: NodeJS.Timeout | undefined;
 let stopping: Promise<void> | null = null;
@@ -87,6 +89,10 @@ async function start(message: StartJobMessage): Promise<void> {
   const backends = new Set<CheckpointableStateBackend>();
   const spread = layout.count > 1;
   const shape = joiningShape(definition.nodes, message);
+  channel = spread ? new KafkaRunControl(kafka, { ...scope, run, process: layout.index }) : new LocalRunControl();
+  // Over several processes a fresh run's data sources wait for every process's broadcast subtasks (the engine's bootstrap).
+  const relay = spread ? new BootstrapRelay(layout.count, channel) : null;
+  bootstrapRelay = relay;
   job = await runJob(definition, {
     tenantId: message.tenantId,
     jobId: message.jobId,
@@ -98,7 +104,7 @@ async function start(message: StartJobMessage): Promise<void> {
     ...(message.routing ? { routing: message.routing } : {}),
     ...(message.subtaskRecordsPerSecond ? { subtaskRecordsPerSecond: message.subtaskRecordsPerSecond } : {}),
     // A run over several processes: each runs its own subtasks, and keyed edges go through the Kafka exchange.
-    ...(spread ? { exchange: 'kafka' as const, subtasks: shape.subtasks } : {}),
+    ...(spread ? { exchange: 'kafka' as const, subtasks: shape.subtasks, bootstrapPeers: relay! } : {}),
     ...(message.joining ? { joining: true } : {}),
     ...(restore ? { restore } : {}),
     // A changelog per key group: checkpoints upload what changed, plus each key group's full image on its turn.
@@ -115,7 +121,6 @@ async function start(message: StartJobMessage): Promise<void> {
   const running = job;
   spreadOver = layout.count;
   runParallelism = message.parallelism;
-  channel = spread ? new KafkaRunControl(kafka, { ...scope, run, process: layout.index }) : new LocalRunControl();
   const mine = message.subtasks;
   const mover = new KeyGroupMover(running, createBlobStore(config), scope, channel, (operatorId, subtask) =>
     mine ? (mine[operatorId] ?? []).includes(subtask) : true,
@@ -175,6 +180,7 @@ async function start(message: StartJobMessage): Promise<void> {
     }
     participant!.onMessage(m);
     mover.onMessage(m);
+    relay?.onMessage(m);
     if (m.type === 'hello' && m.ready.includes(layout.index)) acknowledged = true;
   });
   if (!acknowledged) {
@@ -288,6 +294,7 @@ async function resizeStages(running: RunningJob, stages: Readonly<Record<string,
 function shutdown(): Promise<void> {
   stopping ??= (async () => {
     clearTimeout(readyTimer);
+    bootstrapRelay?.close();
     await leader?.stop();
     await participant?.drain();
     // No metrics from a stopping job: stop() destroys its latency recorders, and a snapshot taken after that throws.

@@ -31,6 +31,11 @@ export type RunControlMessage =
    * the new counts; a process that joined takes part in checkpoints from `firstCheckpoint` on, not before.
    */
   | { readonly type: 'resize'; readonly processes: number; readonly stages: Readonly<Record<string, number>>; readonly firstCheckpoint: number }
+  /**
+   * A fresh run's broadcast bootstrap: this subtask of broadcast source `stageId` passed on what its input held at
+   * start, and the exchange has it (runs/bootstrap-relay.ts); data sources wait for every such subtask of the run.
+   */
+  | { readonly type: 'broadcast-caught-up'; readonly stageId: string; readonly subtask: number }
   /** A retiring process ended its keyed outputs after a `resize` (the leader reports the rescale once all have). */
   | { readonly type: 'retired' }
   /** Given up: nothing commits; with `stop`, paused sources read again. */

@@ -9,6 +9,7 @@ export {
   type StageShape,
 } from './run-job';
 export type { SubtaskSnapshot } from './subtask';
+export { MemoryBootstrapPeers, type BootstrapPeers } from './broadcast-bootstrap';
 export type { ParallelismOption } from './plan';
 export { systemClock, type Clock, type DeadLetter } from './ports';
 export type { CollectedRecord } from './connectors/sink-writers';

@@ -36,9 +36,12 @@ export class JobAssembly {
     private readonly stages: ReadonlyMap<string, StageRuntime>,
     private readonly connectors: ConnectorRegistry,
     private readonly checkpoints: CheckpointCoordinator,
-    /** Fresh starts in one process only: data sources wait for the broadcast inputs they meet. */
+    /** Fresh starts: data sources wait for the broadcast inputs they meet. */
     private readonly bootstrap: BroadcastBootstrap | null,
   ) {}
+
+  /** Kafka exchange: each source subtask's broadcast writers ("stage/subtask" → writers), flushed when it catches up. */
+  private readonly broadcastWriters = new Map<string, KafkaBroadcastSender[]>();
 
   async buildSubtask(rt: StageRuntime, index: number): Promise<void> {
     const stage = rt.plan;
@@ -188,14 +191,22 @@ export class JobAssembly {
     else rt.memoryInputs[index] = source.memoryInput;
   }
 
-  /** A broadcast source reports catching up in-band, after its subtask passed those records on to the operator. */
+  /**
+   * A broadcast source reports catching up in-band, after its subtask passed those records on to the operator (over
+   * the Kafka exchange: once the exchange acknowledged them, so data written after the release lies behind them).
+   */
   private sourceBootstrap(rt: StageRuntime, index: number): SourceBootstrap | undefined {
     const bootstrap = this.bootstrap;
     const id = rt.plan.id;
     if (!bootstrap) return undefined;
+    const caughtUp = async (): Promise<void> => {
+      await Promise.all((this.broadcastWriters.get(`${id}/${index}`) ?? []).map((w) => w.flush()));
+      bootstrap.caughtUp(id, index);
+    };
     return {
       hold: bootstrap.holdFor(id),
-      caughtUp: bootstrap.isBroadcastSource(id) ? () => void inBand(rt.queues[index], async () => bootstrap.caughtUp(id)) : undefined,
+      // A failed flush fails the subtask's next write too: the subtask reports it, and the data stays held.
+      caughtUp: bootstrap.isBroadcastSource(id) ? () => void inBand(rt.queues[index], caughtUp).catch(() => undefined) : undefined,
     };
   }
 
@@ -217,6 +228,8 @@ export class JobAssembly {
     const { tenantId, jobId } = this.options;
     const writerId = `weir-${tenantId}-${jobId}-${from.plan.id}-${subtask}-bc-${targetStageId}`;
     const sender = new KafkaBroadcastSender(this.options.kafka!, writerId, target.topic, this.definition.maxParallelism, this.options.incarnation ?? 0);
+    const key = `${from.plan.id}/${subtask}`;
+    this.broadcastWriters.set(key, [...(this.broadcastWriters.get(key) ?? []), sender]);
     this.connectors.own(() => sender.close());
     return sender;
   }

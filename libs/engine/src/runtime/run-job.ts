@@ -107,10 +107,16 @@ class JobInstance implements RunningJob {
     const kafkaExchange = this.options.exchange === 'kafka';
     await this.ensureTopics(this.layOutExchanges(kafkaExchange));
     // Sources read through a pump count; a memory source has nothing available at start (the test driver pushes).
-    const bootstrap =
-      !this.options.restore && !kafkaExchange
-        ? new BroadcastBootstrap(this.plan, (s) => (s.root.kind === 'source' && s.root.spec.kind !== 'memory' ? s.parallelism : 0))
-        : null;
+    // Over the Kafka exchange the data sources wait for the whole run's broadcast subtasks, heard of through peers.
+    const peers = kafkaExchange ? this.options.bootstrapPeers : undefined;
+    const fresh = !this.options.restore && !this.options.joining && (!kafkaExchange || peers !== undefined);
+    const bootstrap = fresh
+      ? new BroadcastBootstrap(
+          this.plan,
+          (s) => (s.root.kind === 'source' && s.root.spec.kind !== 'memory' ? (peers ? Array.from({ length: s.parallelism }, (_, i) => i) : this.stages.get(s.id)!.local) : []),
+          peers,
+        )
+      : null;
     const assembly = new JobAssembly(this.definition, this.plan, this.options, this.clock, this.stages, this.connectors, this.checkpoints, bootstrap);
     try {
       for (const rt of this.stages.values()) {

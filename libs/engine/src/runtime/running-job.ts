@@ -1,6 +1,7 @@
 import type { KafkaConnector } from '@weir/kafka';
 import type { SubtaskMetricsSnapshot } from '@weir/metrics';
 import type { KeyedStateBackend } from '@weir/state';
+import type { BootstrapPeers } from './broadcast-bootstrap';
 import type { RoutingTable } from '../keygroups';
 import type { SinkEpoch } from './connectors/exactly-once-sink';
 import type { KeyGroupMove } from './exchange/exchange';
@@ -77,6 +78,13 @@ export interface RunJobOptions {
    * first one adopted brings the old owner's broadcast state and event time.
    */
   readonly joining?: boolean;
+  /**
+   * With the Kafka exchange, on a fresh start: how the run's processes hear of each other's broadcast subtasks
+   * catching up (broadcast-bootstrap.ts), so every process's data sources wait until the broadcast input that was
+   * available at start is ahead of them in the exchange. Without it such a run's data sources read at once, and a
+   * record may meet no broadcast state.
+   */
+  readonly bootstrapPeers?: BootstrapPeers;
   /** Restored Kafka source offsets: source id → partition → next offset. */
   readonly sourceOffsets?: Readonly<Record<string, Readonly<Record<number, string>>>>;
 }

@@ -46,6 +46,11 @@ abstract class ExchangeWriter {
     return out;
   }
 
+  /** Resolves once everything written so far is acknowledged by the exchange. */
+  flush(): Promise<void> {
+    return this.behind.drain();
+  }
+
   async close(): Promise<void> {
     try {
       await this.behind.drain();
