@@ -95,6 +95,56 @@ describe('control plane → worker commands', () => {
     }
   });
 
+  it("runs another job's commands while one job's long command is in hand, and keeps each job's own in order", async () => {
+    const workerId = `test-${randomBytes(3).toString('hex')}`;
+    const applied: string[] = [];
+    let releaseSlow!: () => void;
+    const slow = new Promise<void>((resolve) => (releaseSlow = resolve));
+    const consumer = createCommandConsumer(
+      config,
+      workerId,
+      {
+        async 'run-subtasks'(command) {
+          // The first command of tenant t-slow holds until the other tenant's commands are applied.
+          if (command.idempotencyKey === 'slow-run') await slow;
+          applied.push(command.idempotencyKey);
+        },
+        async 'stop-subtasks'(command: StopSubtasks) {
+          applied.push(command.idempotencyKey);
+        },
+      },
+      { logger: silent },
+    );
+    const dispatcher = createCommandDispatcher(config, { logger: silent });
+    const stop = (key: string, tenantId: string): StopSubtasks => ({
+      v: 1,
+      type: 'stop-subtasks',
+      idempotencyKey: key,
+      issuedAt: Date.now(),
+      tenantId,
+      jobId: 'fraud',
+      subtasks: [{ operatorId: 'score', subtask: 0 }],
+      reason: 'suspend',
+    });
+    await consumer.start();
+    try {
+      await dispatcher.send(workerId, runCommand('slow-run', 't-slow'));
+      await dispatcher.send(workerId, stop('slow-stop', 't-slow'));
+      await dispatcher.send(workerId, runCommand('other-run', 't-other'));
+      await dispatcher.send(workerId, stop('other-stop', 't-other'));
+      await eventually("the other tenant's commands applied", async () => (applied.length >= 2 ? true : undefined));
+      // The slow job's stop waits behind its run, however long that takes.
+      expect(applied).toEqual(['other-run', 'other-stop']);
+      releaseSlow();
+      await eventually("the slow tenant's commands applied", async () => (applied.length >= 4 ? true : undefined));
+      expect(applied).toEqual(['other-run', 'other-stop', 'slow-run', 'slow-stop']);
+    } finally {
+      releaseSlow();
+      await dispatcher.close();
+      await consumer.close();
+    }
+  });
+
   it('refuses to send an invalid command', async () => {
     const dispatcher = createCommandDispatcher(config, { logger: silent });
     try {

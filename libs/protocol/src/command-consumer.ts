@@ -12,6 +12,7 @@ import {
   type RunSubtasks,
   type StopSubtasks,
   type TakeSavepoint,
+  type WorkerCommand,
 } from './messages/commands';
 import { workerCommandsQueue } from './names';
 import { parseMessage } from './validate';
@@ -39,8 +40,18 @@ export interface CommandHandlers {
   'rescale-run'?(command: RescaleRun, context: CommandContext): Promise<RescaleReport>;
 }
 
+/**
+ * Commands of different jobs handled at once by one worker. A job's own commands always run one at a time, in the
+ * order sent; this bounds how many jobs' commands (a live rescale lasts seconds) are in hand together.
+ */
+export const DEFAULT_COMMAND_CONCURRENCY = 16;
+
 export interface CommandConsumerOptions {
-  /** Commands handled at once. 1 (default) keeps a worker's commands in the order they were sent. */
+  /**
+   * Commands handled at once (DEFAULT_COMMAND_CONCURRENCY), across jobs: the commands of one job (tenant and job id)
+   * still run one at a time in the order they were sent, so one tenant's live rescale or savepoint never holds back
+   * another's start or stop. 1 keeps every command of the worker in one order.
+   */
   readonly concurrency?: number;
   readonly logger?: ProtocolLogger;
 }
@@ -62,14 +73,34 @@ export function createCommandConsumer(
   const logger = options.logger ?? defaultLogger();
   const queueName = workerCommandsQueue(workerId);
 
-  const handleJob = async (job: Job): Promise<MoveReport | RescaleReport | undefined> => {
-    let command;
+  /** Per job (tenant/job id): the end of its latest command, which its next one waits for. */
+  const jobTails = new Map<string, Promise<void>>();
+  /** Runs `work` after every command of the same job taken before it (called in the order BullMQ hands them over). */
+  const inJobOrder = <T>(key: string, work: () => Promise<T>): Promise<T> => {
+    const run = (jobTails.get(key) ?? Promise.resolve()).then(work);
+    const tail = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    jobTails.set(key, tail);
+    void tail.then(() => {
+      if (jobTails.get(key) === tail) jobTails.delete(key);
+    });
+    return run;
+  };
+
+  const handleJob = (job: Job): Promise<MoveReport | RescaleReport | undefined> => {
+    let command: WorkerCommand;
     try {
       command = parseMessage(workerCommandSchema, job.data, `command ${job.name}`);
     } catch (err) {
       logger.error({ workerId, jobId: job.id, ...errorFields(err) }, 'rejected an invalid command');
-      throw new UnrecoverableError((err as Error).message);
+      return Promise.reject(new UnrecoverableError((err as Error).message));
     }
+    return inJobOrder(`${command.tenantId}/${command.jobId}`, () => apply(job, command));
+  };
+
+  const apply = async (job: Job, command: WorkerCommand): Promise<MoveReport | RescaleReport | undefined> => {
     const context: CommandContext = { attempt: job.attemptsMade + 1, progress: (progress) => job.updateProgress(progress) };
     const fields = { workerId, type: command.type, idempotencyKey: command.idempotencyKey, attempt: context.attempt };
     try {
@@ -99,7 +130,7 @@ export function createCommandConsumer(
   const worker = new Worker(queueName, handleJob, {
     connection: consumerConnection(config),
     prefix: config.WEIR_QUEUE_PREFIX,
-    concurrency: options.concurrency ?? 1,
+    concurrency: options.concurrency ?? DEFAULT_COMMAND_CONCURRENCY,
     autorun: false,
   });
   worker.on('error', (err) => logger.warn({ workerId, ...errorFields(err) }, 'command consumer connection error'));

@@ -141,8 +141,8 @@ export class CommandGateway implements OnApplicationBootstrap, OnModuleDestroy {
   /**
    * run-subtasks with `joining` to a process joining the running run (a live rescale out): the same run number,
    * bundle, config and checkpointing as the run, no restore, its subtasks with no key groups yet (process 0 moves
-   * them), under the joiner's own key. Sent before the rescale-run command: a worker consumes one command at a time,
-   * so a joiner on process 0's worker would otherwise wait behind the rescale that waits for it.
+   * them), under the joiner's own key. Sent before the rescale-run command: a worker runs a job's commands one at a
+   * time in the order sent, so a joiner on process 0's worker would otherwise wait behind the rescale that waits for it.
    */
   async sendJoin(deployment: Deployment, run: DeploymentRun, process: RunProcessLayout, bundle: PlacementBundle, shape: JoinShape): Promise<void> {
     await this.send(process.workerId, {
