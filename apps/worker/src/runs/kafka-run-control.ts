@@ -31,8 +31,10 @@ export class KafkaRunControl implements RunControlChannel {
   private reader: KafkaReader | null = null;
   private loop: Promise<void> | null = null;
   private stopped = false;
-  /** Publishing keeps the order of this process's messages (one send at a time). */
+  /** Publishing keeps the order of this process's messages (one send at a time; see flush). */
   private sending: Promise<void> = Promise.resolve();
+  private flushing = false;
+  private readonly queued: { readonly value: string; readonly resolve: () => void; readonly reject: (err: Error) => void }[] = [];
 
   constructor(
     private readonly kafka: KafkaConnector,
@@ -76,9 +78,31 @@ export class KafkaRunControl implements RunControlChannel {
     const writer = this.writer;
     if (!writer) return Promise.reject(new Error('the run control channel is not started'));
     const envelope: Envelope = { run: this.options.run, from: this.options.process, message };
-    const send = this.sending.then(() => writer.send([{ topic: this.topic, partition: 0, value: JSON.stringify(envelope) }]));
-    this.sending = send.catch(() => undefined);
-    return send;
+    return new Promise<void>((resolve, reject) => {
+      this.queued.push({ value: JSON.stringify(envelope), resolve, reject });
+      if (!this.flushing) this.sending = this.flush(writer);
+    });
+  }
+
+  /**
+   * One send in flight; what is published meanwhile leaves together in the next one (the move of a step publishes a
+   * message per key group: one round trip for them all, not one each). Order holds: one FIFO, one request at a time.
+   */
+  private async flush(writer: KafkaWriter): Promise<void> {
+    this.flushing = true;
+    try {
+      while (this.queued.length > 0) {
+        const batch = this.queued.splice(0);
+        try {
+          await writer.send(batch.map((m) => ({ topic: this.topic, partition: 0, value: m.value })));
+          for (const m of batch) m.resolve();
+        } catch (err) {
+          for (const m of batch) m.reject(err as Error);
+        }
+      }
+    } finally {
+      this.flushing = false;
+    }
   }
 
   async close(): Promise<void> {
