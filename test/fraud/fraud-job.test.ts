@@ -69,16 +69,8 @@ describe('fraud-detection job on Kafka with LSM state', () => {
     stateDir = await mkdtemp(join(tmpdir(), 'weir-fraud-'));
   });
 
-  afterAll(async () => {
-    await admin.deleteTopics(created);
-    await admin.close();
-    await rm(stateDir, { recursive: true, force: true });
-  });
-
-  it.each([
-    ['in one runner (memory exchange)', 'mem', oneInstance],
-    ['in two runners splitting the subtasks (Kafka exchange)', 'kx', twoInstances],
-  ] as const)('raises exactly the alerts a reference evaluator computes over the generated transactions, %s', async (_title, run, layout) => {
+  /** A run's topics (created, and deleted after all), its dead-letter topic and its job id. */
+  const jobTopics = async (run: string) => {
     const topics = topicsFor(run);
     const dlqTopic = `test.fraud.dlq.${run}.${suffix}`;
     const jobId = `fraud-${run}-${suffix}`;
@@ -90,6 +82,20 @@ describe('fraud-detection job on Kafka with LSM state', () => {
       { topic: topics.ruleAcksTopic, partitions: 1 },
       { topic: dlqTopic, partitions: 1 },
     ]);
+    return { topics, dlqTopic, jobId };
+  };
+
+  afterAll(async () => {
+    await admin.deleteTopics(created);
+    await admin.close();
+    await rm(stateDir, { recursive: true, force: true });
+  });
+
+  it.each([
+    ['in one runner (memory exchange)', 'mem', oneInstance],
+    ['in two runners splitting the subtasks (Kafka exchange)', 'kx', twoInstances],
+  ] as const)('raises exactly the alerts a reference evaluator computes over the generated transactions, %s', async (_title, run, layout) => {
+    const { topics, dlqTopic, jobId } = await jobTopics(run);
     const writer = kafka.writer({ writerId: `fraud-test-${run}-${suffix}` });
     await writer.start();
     await writer.send(RULES.map((r) => ({ topic: topics.rulesTopic, key: r.ruleId, value: JSON.stringify(r) })));
@@ -134,19 +140,10 @@ describe('fraud-detection job on Kafka with LSM state', () => {
       await Promise.all(instances.map((i) => i.stop()));
     }
   });
+
   it('judges transactions that wait in Kafka before the job starts by the rules already published: the data sources of both runners wait for the rules subtask (broadcast bootstrap over the Kafka exchange)', async () => {
     const run = 'boot';
-    const topics = topicsFor(run);
-    const dlqTopic = `test.fraud.dlq.${run}.${suffix}`;
-    const jobId = `fraud-${run}-${suffix}`;
-    created.push(...Object.values(topics), dlqTopic, exchangeTopic(TENANT, jobId, 'route-by-rule'), exchangeTopic(TENANT, jobId, 'evaluate-rules'));
-    await admin.ensureTopics([
-      { topic: topics.transactionsTopic, partitions: 2 },
-      { topic: topics.rulesTopic, partitions: 1 },
-      { topic: topics.alertsTopic, partitions: 2 },
-      { topic: topics.ruleAcksTopic, partitions: 1 },
-      { topic: dlqTopic, partitions: 1 },
-    ]);
+    const { topics, dlqTopic, jobId } = await jobTopics(run);
     const writer = kafka.writer({ writerId: `fraud-test-${run}-${suffix}` });
     await writer.start();
     const count = 2_000;
