@@ -35,11 +35,7 @@ import { deleteEventKeys, insertDeployment } from '../test/control-plane/graphql
 import { createTestTenant } from '../test/control-plane/support/tenants';
 import { cpuBetween, postgresBackendCpu } from './_pg-backends';
 import { LatencyRecorder, latencyColumns, nowMs, printJsonLine, printTable, ratio, runFixedRate, type LatencySummary } from './_latency';
-
-function argument(name: string, fallback: number): number {
-  const at = process.argv.indexOf(`--${name}`);
-  return at === -1 ? fallback : Number(process.argv[at + 1]);
-}
+import { numberArgument as argument } from './_arguments';
 
 const RATE = argument('rate', 1_000);
 const SUBSCRIBERS = argument('subscribers', 1_000);

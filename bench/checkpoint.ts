@@ -33,6 +33,7 @@ import {
 import { KeyGroupChains } from '../apps/worker/src/checkpoints/key-group-chains';
 import { fromDownloaded, toCheckpointParts } from '../apps/worker/src/checkpoints/snapshot-codec';
 import { measureJob, type JobFigures } from './_checkpoint-job';
+import { argument } from './_arguments';
 
 const KEY_GROUPS = 128;
 const ALL_KEY_GROUPS = Array.from({ length: KEY_GROUPS }, (_, kg) => kg);
@@ -41,11 +42,6 @@ const VALUE_BYTES = 100;
 const BATCH = 1_000;
 /** Stored bytes per entry: key (2 + 2 + namespace + 8) + value envelope (1 + msgpack of a 100-byte buffer). */
 const ENTRY_BYTES = 2 + 2 + NAMESPACE.length + 8 + 1 + VALUE_BYTES + 2;
-
-function argument(name: string, fallback: string): string {
-  const at = process.argv.indexOf(`--${name}`);
-  return at === -1 ? fallback : process.argv[at + 1];
-}
 
 const SIZES_MB = argument('sizes', '10,100').split(',').map(Number);
 const CHECKPOINTS = Number(argument('checkpoints', '10'));

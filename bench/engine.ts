@@ -18,11 +18,7 @@ import { createStateBackend } from '@weir/state';
 import { aggregate, callbackSink, defineJob, generatorSource, runJob, tumbling, type JobDefinition, type SinkResult } from '@weir/engine';
 import { kafkaPipeline } from './_engine-kafka';
 import { printJsonLine, printTable, ratio } from './_latency';
-
-function argument(name: string, fallback: number): number {
-  const at = process.argv.indexOf(`--${name}`);
-  return at === -1 ? fallback : Number(process.argv[at + 1]);
-}
+import { numberArgument as argument } from './_arguments';
 
 const RECORDS = argument('records', 1_000_000);
 const KEYS = argument('keys', 1_000_000);

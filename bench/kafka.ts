@@ -32,11 +32,7 @@ import {
   runFixedRate,
   type ScheduledBatch,
 } from './_latency';
-
-function argument(name: string, fallback: number): number {
-  const at = process.argv.indexOf(`--${name}`);
-  return at === -1 ? fallback : Number(process.argv[at + 1]);
-}
+import { numberArgument as argument } from './_arguments';
 
 const RECORDS = argument('records', 500_000);
 const RUNS = argument('runs', 3);

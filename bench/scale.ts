@@ -30,11 +30,7 @@ import { createKafkaConnector, type KafkaConnector, type ProducedRecord } from '
 import type { JobCheckpointing, StartJobMessage } from '../apps/worker/src/jobs/ipc';
 import type { JobProcess } from '../apps/worker/src/jobs/job-process';
 import { removeJobData, startJobHost, tempDir } from '../test/chaos/support';
-
-function argument(name: string, fallback: string): string {
-  const at = process.argv.indexOf(`--${name}`);
-  return at === -1 ? fallback : process.argv[at + 1];
-}
+import { argument } from './_arguments';
 
 const RECORDS = Number(argument('records', '200000'));
 const PAIRS = Number(argument('pairs', '3'));

@@ -29,11 +29,7 @@ import {
   unsplitLayout,
   type PartitionLayout,
 } from '@weir/partitioner';
-
-function argument(name: string, fallback: string): string {
-  const at = process.argv.indexOf(`--${name}`);
-  return at === -1 ? fallback : process.argv[at + 1];
-}
+import { argument } from './_arguments';
 
 const RECORDS = Number(argument('records', '2000000'));
 const KEYS = Number(argument('keys', '100000'));

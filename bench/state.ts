@@ -17,15 +17,11 @@ import { encodeStateKey } from '../libs/state/src/keys/key-layout';
 import { LevelStore } from '../libs/state/src/store/level-store';
 import type { OrderedStore } from '../libs/state/src/store/ordered-store';
 import { RocksStore } from '../libs/state/src/store/rocks-store';
+import { numberArgument as argument } from './_arguments';
 
 const BATCH = 1_000;
 const KEY_GROUPS = 128;
 const NAMESPACE = 'bench/aggregate';
-
-function argument(name: string, fallback: number): number {
-  const at = process.argv.indexOf(`--${name}`);
-  return at === -1 ? fallback : Number(process.argv[at + 1]);
-}
 
 const KEYS = argument('keys', 150_000);
 const RUNS = argument('runs', 3);
