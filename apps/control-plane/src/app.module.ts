@@ -10,6 +10,7 @@ import { IdempotencyModule } from './idempotency/idempotency.module';
 import { InfrastructureModule } from './infrastructure/infrastructure.module';
 import { MetricsModule } from './metrics/metrics.module';
 import { KeyGroupMovesModule } from './moves/key-group-moves.module';
+import { PartitionerModule } from './partitioner/partitioner.module';
 import { RulesModule } from './rules/rules.module';
 import { SavepointsModule } from './savepoints/savepoints.module';
 import { SlosModule } from './slos/slos.module';
@@ -23,7 +24,7 @@ export class AppModule {
     return {
       module: AppModule,
       global: true,
-      imports: [InfrastructureModule, EventsModule, HealthModule, WorkersModule, TenancyModule, IdempotencyModule, BundlesModule, MetricsModule, SlosModule, GraphqlModule, DeploymentsModule, RulesModule, SavepointsModule, KeyGroupMovesModule],
+      imports: [InfrastructureModule, EventsModule, HealthModule, WorkersModule, TenancyModule, IdempotencyModule, BundlesModule, MetricsModule, SlosModule, GraphqlModule, DeploymentsModule, RulesModule, SavepointsModule, KeyGroupMovesModule, PartitionerModule],
       providers: [
         { provide: CONTROL_PLANE_OPTIONS, useValue: options },
         { provide: WEIR_CONFIG, useValue: options.config },

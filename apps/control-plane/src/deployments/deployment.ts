@@ -64,6 +64,16 @@ export interface LiveRescale {
   readonly finishedAt: Date | null;
 }
 
+/**
+ * What the dynamic partitioner may do with a deployment (docs/partitioner.md): `off` never looks at it; `recommend`
+ * (the default) records and pushes its decisions and changes nothing; `auto` also makes each decision's key-group
+ * moves live. Recommend by default: watching costs the job nothing, while a move pauses the key groups it moves, so
+ * a tenant who has seen what the partitioner would do opts in to it doing so.
+ */
+export const PARTITIONER_MODES = ['off', 'recommend', 'auto'] as const;
+export type PartitionerMode = (typeof PARTITIONER_MODES)[number];
+export const DEFAULT_PARTITIONER_MODE: PartitionerMode = 'recommend';
+
 /** How a resume (desired state RUNNING again) treats the state kept when the deployment stopped. */
 export const RESUME_MODES = ['last-state', 'stateless'] as const;
 export type ResumeMode = (typeof RESUME_MODES)[number];
@@ -122,6 +132,7 @@ export interface Deployment {
   readonly pendingRescaleMode: RescaleMode | null;
   readonly pendingRestore: PendingRestore | null;
   readonly pendingStop: PendingStop | null;
+  readonly partitionerMode: PartitionerMode;
   readonly runNo: number;
   /** Where the open run runs: its processes, their workers and subtasks; null while no run is open. */
   readonly layout: RunLayout | null;

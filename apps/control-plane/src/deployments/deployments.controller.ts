@@ -70,7 +70,7 @@ export class DeploymentsController {
 
   @Patch(':id')
   @RequireScope('write')
-  @ApiOperation({ summary: 'Change the desired state (RUNNING, SUSPENDED, CANCELLED) or the parallelism (→ RESCALING)' })
+  @ApiOperation({ summary: 'Change the desired state (RUNNING, SUSPENDED, CANCELLED), the parallelism (→ RESCALING) or the partitioner mode' })
   @ApiParam(ID_PARAM)
   @ApiBody({ type: PatchDeploymentRequestDto })
   @ApiOkResponse({ type: DeploymentDto })

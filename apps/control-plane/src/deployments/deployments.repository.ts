@@ -1,7 +1,19 @@
 import { Injectable } from '@nestjs/common';
 import { toDatabaseError, type PoolClient, type SqlClient } from '@weir/db';
 import type { DeploymentUsage } from '../tenancy/quotas';
-import type { Deployment, DeploymentConfig, DeploymentRun, DeploymentStatus, DeploymentTransition, DesiredState, Parallelism, PendingStop, PendingUpgrade, RescaleMode } from './deployment';
+import type {
+  Deployment,
+  DeploymentConfig,
+  DeploymentRun,
+  DeploymentStatus,
+  DeploymentTransition,
+  DesiredState,
+  Parallelism,
+  PartitionerMode,
+  PendingStop,
+  PendingUpgrade,
+  RescaleMode,
+} from './deployment';
 import {
   DEPLOYMENT_COLUMNS,
   RUN_COLUMNS,
@@ -25,6 +37,7 @@ export interface NewDeployment {
   readonly slots: number;
   readonly config: DeploymentConfig;
   readonly desiredState: DesiredState;
+  readonly partitionerMode: PartitionerMode;
   readonly reason: string;
 }
 
@@ -47,11 +60,11 @@ export class DeploymentsRepository {
     const rows = await q<DeploymentRow>(
       client,
       'insert deployment',
-      `INSERT INTO deployments (tenant_id, id, name, bundle_id, parallelism, slots, config, desired_state, status_reason, installation)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+      `INSERT INTO deployments (tenant_id, id, name, bundle_id, parallelism, slots, config, desired_state, status_reason, installation, partitioner_mode)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
        ON CONFLICT (tenant_id, name) WHERE desired_state <> 'CANCELLED' DO NOTHING
        RETURNING ${DEPLOYMENT_COLUMNS}`,
-      [d.tenantId, d.id, d.name, d.bundleId, JSON.stringify(d.parallelism), d.slots, JSON.stringify(d.config), d.desiredState, d.reason, d.installation],
+      [d.tenantId, d.id, d.name, d.bundleId, JSON.stringify(d.parallelism), d.slots, JSON.stringify(d.config), d.desiredState, d.reason, d.installation, d.partitionerMode],
     );
     if (!rows.length) return null;
     await q(client, 'record creation', `INSERT INTO deployment_transitions (tenant_id, deployment_id, from_status, to_status, reason) VALUES ($1, $2, NULL, 'CREATED', $3)`, [
@@ -123,6 +136,14 @@ export class DeploymentsRepository {
       ],
     );
     return toDeployment(rows[0]);
+  }
+
+  /**
+   * Sets what the partitioner may do. Neither updated_at nor the reconciler's schedule changes: this is no request
+   * to the lifecycle (a FAILED deployment is not restarted by it); the partitioner looks again at once.
+   */
+  async setPartitionerMode(client: PoolClient, id: string, mode: PartitionerMode): Promise<void> {
+    await q(client, 'set partitioner mode', 'UPDATE deployments SET partitioner_mode = $2, partitioner_next_at = NULL WHERE id = $1', [id, mode]);
   }
 
   /** Records the restore for the next run placed; replaces whatever was pending (a kept state, an older request). */

@@ -11,7 +11,7 @@ import type { Principal } from '../tenancy/principal';
 import { QuotaService } from '../tenancy/quota.service';
 import { TenantDb } from '../tenancy/tenant-db';
 import { BundleReader, type DeployableBundle } from './bundle-reader';
-import type { Deployment, DeploymentRun, DeploymentStatus, DeploymentTransition, Parallelism, PendingUpgrade } from './deployment';
+import { DEFAULT_PARTITIONER_MODE, type Deployment, type DeploymentRun, type DeploymentStatus, type DeploymentTransition, type Parallelism, type PendingUpgrade } from './deployment';
 import { newDeploymentId } from './deployment-id';
 import { DeploymentConflictProblem } from './deployment.problems';
 import { DeploymentsRepository, type RequestedRestore } from './deployments.repository';
@@ -19,6 +19,7 @@ import type { BundleRefInput, CreateDeploymentBody, ParallelismInput, PatchDeplo
 import { resolveParallelism, undispatchableOperators } from './parallelism';
 import { capacityViolations } from '../placement/capacity-settings';
 import { placementViolations } from '../placement/placement-settings';
+import { partitionerViolations } from '../partitioner/partitioner-settings';
 import { checkpointingViolations } from '../savepoints/checkpointing-settings';
 import { bundleTopicViolations, configTopicViolations } from './topic-namespace';
 
@@ -52,6 +53,7 @@ export class DeploymentsService {
         ...checkpointingViolations(body.config?.properties),
         ...placementViolations(body.config?.properties),
         ...capacityViolations(body.config?.properties),
+        ...partitionerViolations(body.config?.properties),
       );
       if (errors.length) throw new InvalidRequestProblem(errors);
       const slots = slotsFor(bundle, parallelism);
@@ -67,6 +69,7 @@ export class DeploymentsService {
         slots,
         config: body.config ?? {},
         desiredState,
+        partitionerMode: body.partitionerMode ?? DEFAULT_PARTITIONER_MODE,
         reason: `created from bundle ${bundle.name}@${bundle.version} with desired state ${desiredState} (key ${principal.keyId})`,
       });
       if (!deployment) throw new DeploymentConflictProblem(`a deployment named ${JSON.stringify(body.name)} exists; cancel it or choose another name`);
@@ -91,6 +94,9 @@ export class DeploymentsService {
       assertNotCancelled(current);
       // Start fresh: drop the state kept at suspend (and any requested restore) before the resume can take it.
       if (body.resumeMode === 'stateless') await this.deployments.clearRestore(client, id);
+      if (body.partitionerMode) await this.deployments.setPartitionerMode(client, id, body.partitionerMode);
+      // The partitioner's mode alone asks nothing of the lifecycle: the deployment is not made due, nor "updated".
+      if (!body.parallelism && !body.desiredState) return this.mustFind(client, id);
       if (!body.parallelism) return this.deployments.update(client, id, { desiredState: body.desiredState });
       const rescale = await this.rescaleChange(client, current, body.parallelism);
       return this.deployments.update(client, id, { desiredState: body.desiredState, ...rescale, rescaleMode: body.rescaleMode ?? 'live' });

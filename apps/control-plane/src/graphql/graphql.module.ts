@@ -5,6 +5,7 @@ import { BundlesModule } from '../bundles';
 import { ROOT_LOGGER } from '../control-plane-options';
 import { DeploymentsModule } from '../deployments/deployments.module';
 import { KeyGroupMovesModule } from '../moves/key-group-moves.module';
+import { PartitionerModule } from '../partitioner/partitioner.module';
 import { SlosModule } from '../slos/slos.module';
 import { ApiKeyAuthenticator } from '../tenancy';
 import { WorkersModule } from '../workers/workers.module';
@@ -26,6 +27,7 @@ export { GRAPHQL_PATH, MAX_SUBSCRIPTIONS_PER_CONNECTION, WS_TRY_AGAIN_LATER, WS_
     BundlesModule,
     DeploymentsModule,
     KeyGroupMovesModule,
+    PartitionerModule,
     SlosModule,
     GraphQLModule.forRootAsync<ApolloDriverConfig>({
       driver: ApolloDriver,

@@ -74,6 +74,21 @@ export class KeyGroupMovesRepository {
     return rows.length ? toMove(rows[0]) : null;
   }
 
+  /**
+   * The key groups of one operator that DONE moves handed over since `sinceMs` (epoch ms), each with when its move
+   * finished: the partitioner's cool-down reads them, whoever asked for the move.
+   */
+  async changedSince(client: SqlClient, deploymentId: string, operatorId: string, sinceMs: number): Promise<{ keyGroup: number; atMs: number }[]> {
+    const rows = await q<{ moves: KeyGroupMoveStep[]; finished_at: Date }>(
+      client,
+      'read recent key-group moves',
+      `SELECT moves, finished_at FROM deployment_key_group_moves
+       WHERE deployment_id = $1 AND operator_id = $2 AND state = 'DONE' AND finished_at >= to_timestamp($3::double precision / 1000)`,
+      [deploymentId, operatorId, sinceMs],
+    );
+    return rows.flatMap((r) => r.moves.map((m) => ({ keyGroup: m.keyGroup, atMs: r.finished_at.getTime() })));
+  }
+
   /** The command went out: the first time only. */
   async markStarted(client: SqlClient, deploymentId: string, moveId: string): Promise<void> {
     await q(client, 'start key-group move', `UPDATE deployment_key_group_moves SET started_at = now() WHERE deployment_id = $1 AND move_id = $2 AND started_at IS NULL`, [

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { pageQueryShape } from '../../pagination/page-query';
-import { DEPLOYMENT_STATUSES, DESIRED_STATES, RESCALE_MODES, RESUME_MODES, UPGRADE_MODES } from '../deployment';
+import { DEPLOYMENT_STATUSES, DESIRED_STATES, PARTITIONER_MODES, RESCALE_MODES, RESUME_MODES, UPGRADE_MODES } from '../deployment';
 
 const MAX_PARALLELISM = 32768;
 const parallelismValue = z
@@ -28,6 +28,8 @@ const bundleRef = z.union(
 );
 export type BundleRefInput = z.infer<typeof bundleRef>;
 
+const partitionerMode = z.enum(PARTITIONER_MODES, { error: `must be one of ${PARTITIONER_MODES.join(', ')}` });
+
 const topicName = z.string().regex(/^[A-Za-z0-9._-]{1,249}$/, 'must be a Kafka topic name: 1-249 of A-Z, a-z, 0-9, ".", "_" or "-"');
 
 export const configInput = z.strictObject(
@@ -46,6 +48,8 @@ export const createDeploymentBody = z.strictObject(
     parallelism: parallelismInput.optional(),
     config: configInput.optional(),
     desiredState: z.enum(['RUNNING', 'SUSPENDED'], { error: 'must be RUNNING or SUSPENDED' }).optional(),
+    /** What the dynamic partitioner may do (default recommend). */
+    partitionerMode: partitionerMode.optional(),
   },
   { error: 'must be a JSON object' },
 ).superRefine((body, ctx) => {
@@ -61,10 +65,15 @@ export const patchDeploymentBody = z.strictObject(
     resumeMode: z.enum(RESUME_MODES, { error: `must be one of ${RESUME_MODES.join(', ')}` }).optional(),
     /** With parallelism: live (default; a restart where the run cannot change live) or restart. */
     rescaleMode: z.enum(RESCALE_MODES, { error: `must be one of ${RESCALE_MODES.join(', ')}` }).optional(),
+    /** What the dynamic partitioner may do from now on. */
+    partitionerMode: partitionerMode.optional(),
   },
   { error: 'must be a JSON object' },
 )
-  .refine((b) => b.desiredState !== undefined || b.parallelism !== undefined, { message: 'give desiredState or parallelism', path: ['desiredState'] })
+  .refine((b) => b.desiredState !== undefined || b.parallelism !== undefined || b.partitionerMode !== undefined, {
+    message: 'give desiredState, parallelism or partitionerMode',
+    path: ['desiredState'],
+  })
   .refine((b) => b.rescaleMode === undefined || b.parallelism !== undefined, { message: 'applies with parallelism only', path: ['rescaleMode'] })
   .refine((b) => b.resumeMode === undefined || b.desiredState === 'RUNNING', { message: 'applies to desiredState RUNNING only', path: ['resumeMode'] });
 export type PatchDeploymentBody = z.infer<typeof patchDeploymentBody>;

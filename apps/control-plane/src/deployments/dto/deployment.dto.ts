@@ -2,6 +2,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import {
   DEPLOYMENT_STATUSES,
   DESIRED_STATES,
+  PARTITIONER_MODES,
   RESCALE_MODES,
   RESCALE_STATES,
   RESUME_MODES,
@@ -134,6 +135,8 @@ export class DeploymentDto {
   pendingRestore!: PendingRestoreDto | null;
   @ApiProperty({ type: String, nullable: true, description: 'The savepoint of a stop-with-savepoint in flight: the desired state becomes SUSPENDED once it is taken' })
   pendingStopSavepointId!: string | null;
+  @ApiProperty({ enum: PARTITIONER_MODES, description: "What the dynamic partitioner may do: off (nothing), recommend (records and pushes its decisions, changes nothing), auto (also makes each decision's key-group moves live); GET …/scaling-decisions lists its decisions" })
+  partitionerMode!: string;
   @ApiProperty({ description: 'Number of the latest run; 0 before the first start' }) runNo!: number;
   @ApiProperty({
     type: RunLayoutDto,
@@ -166,6 +169,7 @@ export class DeploymentDto {
       pendingRescaleMode: d.pendingRescaleMode,
       pendingRestore: d.pendingRestore ? { snapshotId: d.pendingRestore.snapshotId, origin: d.pendingRestore.origin, reason: d.pendingRestore.reason } : null,
       pendingStopSavepointId: d.pendingStop?.savepointId ?? null,
+      partitionerMode: d.partitionerMode,
       runNo: d.runNo,
       layout: d.layout ? RunLayoutDto.from(d.layout) : null,
       rescale: d.rescale ? LiveRescaleDto.from(d.rescale) : null,
@@ -248,6 +252,8 @@ export class CreateDeploymentRequestDto {
   @ApiPropertyOptional({ description: "Default: the manifest's defaultParallelism for every operator" }) parallelism?: Partial<ParallelismDto>;
   @ApiPropertyOptional({ type: DeploymentConfigDto }) config?: DeploymentConfigDto;
   @ApiPropertyOptional({ enum: ['RUNNING', 'SUSPENDED'], default: 'RUNNING' }) desiredState?: string;
+  @ApiPropertyOptional({ enum: PARTITIONER_MODES, default: 'recommend', description: "What the dynamic partitioner may do: off (nothing), recommend (records and pushes its decisions, changes nothing), auto (also makes each decision's key-group moves live); GET …/scaling-decisions lists its decisions" })
+  partitionerMode?: string;
 }
 
 export class PatchDeploymentRequestDto {
@@ -266,6 +272,11 @@ export class PatchDeploymentRequestDto {
     description: 'With desiredState RUNNING: last-state restores what the deployment kept when it stopped (its suspend savepoint, else its latest checkpoint); stateless starts without state (the kept savepoint stays listed)',
   })
   resumeMode?: string;
+  @ApiPropertyOptional({
+    enum: PARTITIONER_MODES,
+    description: 'What the dynamic partitioner may do from now on (alone, it changes nothing else: no restart, no reconcile)',
+  })
+  partitionerMode?: string;
 }
 
 export class UpgradeDeploymentRequestDto {

@@ -1,5 +1,5 @@
 import { Field, ID, InputType, Int, ObjectType, registerEnumType } from '@nestjs/graphql';
-import { DEPLOYMENT_STATUSES, DESIRED_STATES, UPGRADE_MODES, type Deployment, type RunLayout } from '../../deployments/deployment';
+import { DEPLOYMENT_STATUSES, DESIRED_STATES, PARTITIONER_MODES, UPGRADE_MODES, type Deployment, type RunLayout } from '../../deployments/deployment';
 import { LiveRescaleModel, RescaleModeEnum } from './live-rescale.model';
 import { ParallelismModel } from './parallelism.model';
 
@@ -32,13 +32,24 @@ export enum UpgradeModeEnum {
 }
 registerEnumType(UpgradeModeEnum, { name: 'UpgradeMode' });
 
+export enum PartitionerModeEnum {
+  off = 'off',
+  recommend = 'recommend',
+  auto = 'auto',
+}
+registerEnumType(PartitionerModeEnum, {
+  name: 'PartitionerMode',
+  description: "What the dynamic partitioner may do: off (nothing), recommend (records and pushes its decisions, changes nothing), auto (also makes each decision's key-group moves live).",
+});
+
 // Compile-time: the GraphQL enums list exactly the deployments' values.
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : never) : never;
 const _enums: [
   Same<`${DeploymentStatusEnum}`, (typeof DEPLOYMENT_STATUSES)[number]>,
   Same<`${DesiredStateEnum}`, (typeof DESIRED_STATES)[number]>,
   Same<`${UpgradeModeEnum}`, (typeof UPGRADE_MODES)[number]>,
-] = [true, true, true];
+  Same<`${PartitionerModeEnum}`, (typeof PARTITIONER_MODES)[number]>,
+] = [true, true, true, true];
 void _enums;
 
 @ObjectType('PendingUpgrade')
@@ -105,6 +116,7 @@ export class DeploymentModel {
   @Field(() => ParallelismModel, { nullable: true, description: 'A parallelism change not yet applied' }) pendingParallelism!: ParallelismModel | null;
   @Field(() => RescaleModeEnum, { nullable: true, description: 'How the pending parallelism change is made; null when none is pending' })
   pendingRescaleMode!: RescaleModeEnum | null;
+  @Field(() => PartitionerModeEnum, { description: 'What the dynamic partitioner may do; its decisions are in scalingDecisions' }) partitionerMode!: PartitionerModeEnum;
   @Field(() => Int, { description: 'Number of the latest run (0: never started)' }) runNo!: number;
   @Field(() => RunLayoutModel, { nullable: true, description: 'Where the open run runs (processes, workers, subtasks, key groups); null while no run is open' })
   layout!: RunLayoutModel | null;
@@ -129,6 +141,7 @@ export class DeploymentModel {
         : null,
       pendingParallelism: d.pendingParallelism ? ParallelismModel.from(d.pendingParallelism) : null,
       pendingRescaleMode: d.pendingRescaleMode as RescaleModeEnum | null,
+      partitionerMode: d.partitionerMode as PartitionerModeEnum,
       runNo: d.runNo,
       layout: d.layout ? RunLayoutModel.from(d.layout) : null,
       rescale: d.rescale ? LiveRescaleModel.from(d.rescale) : null,
@@ -172,4 +185,5 @@ export class CreateDeploymentInputModel {
   @Field(() => ParallelismInputModel, { nullable: true }) parallelism?: ParallelismInputModel;
   @Field(() => [TopicBindingInput], { nullable: true }) topics?: TopicBindingInput[];
   @Field(() => DesiredStateEnum, { nullable: true, description: 'RUNNING (default) or SUSPENDED' }) desiredState?: DesiredStateEnum;
+  @Field(() => PartitionerModeEnum, { nullable: true, description: 'recommend (default), auto or off' }) partitionerMode?: PartitionerModeEnum;
 }

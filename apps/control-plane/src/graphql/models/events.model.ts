@@ -1,4 +1,5 @@
-import { Field, ID, Int, ObjectType } from '@nestjs/graphql';
+import { Field, Float, ID, Int, ObjectType } from '@nestjs/graphql';
+import type { ScalingDecisionMessage } from '../../partitioner/scaling-decision-events';
 import type { DeploymentStatusEvent } from '../../events/events';
 
 @ObjectType('DeploymentStatusChange', { description: "A change of a deployment's observed status, with its reason." })
@@ -76,36 +77,99 @@ export class RuleRolloutProgressModel {
   }
 }
 
-/** What the partitioner and autoscaler publish on `weir:<prefix>:scaling:<tenantId>:<deploymentId>`. */
-export interface ScalingDecisionMessage {
-  readonly deploymentId: string;
-  readonly decisionId: string;
-  readonly kind: string;
-  readonly reason: string;
-  readonly inputs: Record<string, unknown>;
-  readonly fromParallelism: number | null;
-  readonly toParallelism: number | null;
-  readonly keyGroups: readonly number[];
-  readonly at: number;
+@ObjectType('PlannedKeyGroupMove', { description: 'One key group a decision moves: its owner when planned, where it goes, and why.' })
+export class PlannedKeyGroupMoveModel {
+  @Field(() => Int) keyGroup!: number;
+  @Field(() => Int) fromSubtask!: number;
+  @Field(() => Int) toSubtask!: number;
+  @Field() reason!: string;
+}
+
+@ObjectType('DeclinedScalingAction', { description: 'Something a decision would have done and did not, with why.' })
+export class DeclinedScalingActionModel {
+  @Field({ description: 'rebalance, move, split or fold-back' }) action!: string;
+  @Field({ description: 'hysteresis, budget, cool-down, not-mergeable or no-improving-move' }) reason!: string;
+  @Field(() => Int, { nullable: true }) keyGroup!: number | null;
+  @Field(() => String, { nullable: true }) key!: string | null;
+  @Field() detail!: string;
+}
+
+@ObjectType('OverloadedSubtask', { description: 'A subtask above actAbove (1.1) × its fair load, with its heaviest key groups.' })
+export class OverloadedSubtaskModel {
+  @Field(() => Int) subtask!: number;
+  @Field({ description: 'records/s routed to it' }) load!: number;
+  @Field({ description: "its share of the operator's load in proportion to capacity (records/s)" }) fairLoad!: number;
+  @Field({ description: 'load ÷ fairLoad' }) ratio!: number;
+  @Field(() => Float, { nullable: true, description: 'records/s it can process when busy all the time; null: not measured' }) capacity!: number | null;
+  @Field(() => [Int], { description: 'its heaviest key groups, heaviest first' }) topKeyGroups!: number[];
+}
+
+@ObjectType('HotKey', { description: "A key carrying at least half a subtask's fair load." })
+export class HotKeyModel {
+  @Field() key!: string;
+  @Field(() => Int) keyGroup!: number;
+  @Field({ description: 'records/s' }) rate!: number;
+  @Field({ description: "its share of the operator's records" }) share!: number;
+  @Field(() => Int, { description: 'the subtask owning its key group' }) subtask!: number;
 }
 
 @ObjectType('ScalingDecision', {
   description:
-    'A decision of the dynamic partitioner or the autoscaler, with its inputs and reason. Published by them (not yet ' +
-    'built); until then no message is published and the subscription stays silent.',
+    'A decision of the dynamic partitioner (the autoscaler will publish here too), with its inputs and reason: pushed by ' +
+    'scalingDecisions as it is recorded, listed by Deployment.scalingDecisions (REST: /v1/deployments/{id}/scaling-decisions).',
 })
 export class ScalingDecisionModel {
   @Field(() => ID) deploymentId!: string;
   @Field() decisionId!: string;
-  @Field({ description: 'MOVE_KEY_GROUPS, SPLIT_HOT_KEY, MERGE_HOT_KEY or RESCALE' }) kind!: string;
+  @Field({ description: 'partitioner' }) source!: string;
+  @Field({ description: 'MOVE_KEY_GROUPS (it moves key groups) or DECLINED (it saw something to act on and declined: see declined)' }) kind!: string;
   @Field() reason!: string;
-  @Field({ description: 'The figures the decision was taken on, as a JSON object' }) inputs!: string;
-  @Field(() => Int, { nullable: true }) fromParallelism!: number | null;
-  @Field(() => Int, { nullable: true }) toParallelism!: number | null;
-  @Field(() => [Int], { description: 'Key groups moved or split' }) keyGroups!: number[];
+  @Field(() => String, { nullable: true, description: 'The keyed operator it balances' }) operatorId!: string | null;
+  @Field(() => Int, { description: 'The run it was planned on' }) runNo!: number;
+  @Field({ description: 'recommend (recorded only) or auto (carried out by moveId)' }) mode!: string;
+  @Field(() => String, { nullable: true, description: 'The key-group move carrying it out (mode auto)' }) moveId!: string | null;
+  @Field({ description: 'max over subtasks of load ÷ fair load, as measured' }) imbalanceBefore!: number;
+  @Field({ description: 'The same, predicted once its moves are made' }) imbalanceAfter!: number;
+  @Field({ description: 'Its budget stopped it above the aim: the next decision carries on' }) unfinished!: boolean;
+  @Field(() => [PlannedKeyGroupMoveModel]) moves!: PlannedKeyGroupMoveModel[];
+  @Field(() => [DeclinedScalingActionModel]) declined!: DeclinedScalingActionModel[];
+  @Field(() => [OverloadedSubtaskModel]) overloadedSubtasks!: OverloadedSubtaskModel[];
+  @Field(() => [HotKeyModel]) hotKeys!: HotKeyModel[];
+  @Field({ description: 'The figures the decision was taken on (the load model), as a JSON object' }) inputs!: string;
+  @Field(() => Int, { nullable: true, description: "The autoscaler's; null for the partitioner's" }) fromParallelism!: number | null;
+  @Field(() => Int, { nullable: true, description: "The autoscaler's; null for the partitioner's" }) toParallelism!: number | null;
+  @Field(() => [Int], { description: 'Key groups moved' }) keyGroups!: number[];
   @Field() at!: Date;
 
   static from(m: ScalingDecisionMessage): ScalingDecisionModel {
-    return { ...m, inputs: JSON.stringify(m.inputs ?? {}), keyGroups: [...(m.keyGroups ?? [])], at: new Date(m.at) };
+    return {
+      deploymentId: m.deploymentId,
+      decisionId: m.decisionId,
+      source: m.source,
+      kind: m.kind,
+      reason: m.reason,
+      operatorId: m.operatorId,
+      runNo: m.runNo,
+      mode: m.mode,
+      moveId: m.moveId,
+      imbalanceBefore: m.imbalanceBefore,
+      imbalanceAfter: m.imbalanceAfter,
+      unfinished: m.unfinished,
+      moves: m.moves.map((x) => ({ ...x })),
+      declined: m.declined.map((x) => ({ ...x })),
+      overloadedSubtasks: m.detection.overloadedSubtasks.map((s) => ({ ...s, topKeyGroups: s.topKeyGroups.map((g) => g.keyGroup) })),
+      hotKeys: m.detection.hotKeys.map((k) => ({ key: k.key, keyGroup: k.keyGroup, rate: k.rate, share: k.share, subtask: k.subtask })),
+      inputs: JSON.stringify(m.inputs ?? {}),
+      fromParallelism: m.fromParallelism,
+      toParallelism: m.toParallelism,
+      keyGroups: [...(m.keyGroups ?? [])],
+      at: new Date(m.at),
+    };
   }
+}
+
+@ObjectType()
+export class ScalingDecisionPage {
+  @Field(() => [ScalingDecisionModel], { description: 'Newest first' }) items!: ScalingDecisionModel[];
+  @Field(() => String, { nullable: true }) nextCursor!: string | null;
 }

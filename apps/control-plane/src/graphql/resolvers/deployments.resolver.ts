@@ -16,6 +16,7 @@ import {
   DeploymentStatusEnum,
   DesiredStateEnum,
   ParallelismInputModel,
+  PartitionerModeEnum,
   UpgradeModeEnum,
 } from '../models/deployment.model';
 import { RescaleModeEnum } from '../models/live-rescale.model';
@@ -73,6 +74,7 @@ export class DeploymentsResolver {
       ...(input.parallelism ? { parallelism: parallelismBody(input.parallelism) } : {}),
       ...(input.topics ? { config: { topics: Object.fromEntries(input.topics.map((t) => [t.name, t.topic])) } } : {}),
       ...(input.desiredState ? { desiredState: input.desiredState } : {}),
+      ...(input.partitionerMode ? { partitionerMode: input.partitionerMode } : {}),
     });
     return DeploymentModel.from(await this.deploymentService.create(principal, body));
   }
@@ -97,6 +99,18 @@ export class DeploymentsResolver {
     @Args('mode', { type: () => RescaleModeEnum, defaultValue: RescaleModeEnum.live }) mode: RescaleModeEnum,
   ): Promise<DeploymentModel> {
     const body = parseArgs(patchDeploymentBody, { parallelism: parallelismBody(parallelism), rescaleMode: mode });
+    return DeploymentModel.from(await this.deploymentService.patch(principal.tenantId, this.id(id), body));
+  }
+
+  @Mutation(() => DeploymentModel, {
+    description: 'Set what the dynamic partitioner may do (write scope); as PATCH /v1/deployments/{id} {partitionerMode}, it changes nothing else.',
+  })
+  async setDeploymentPartitionerMode(
+    @Caller('write') principal: Principal,
+    @Args('id', { type: () => ID }) id: string,
+    @Args('mode', { type: () => PartitionerModeEnum }) mode: PartitionerModeEnum,
+  ): Promise<DeploymentModel> {
+    const body = parseArgs(patchDeploymentBody, { partitionerMode: mode });
     return DeploymentModel.from(await this.deploymentService.patch(principal.tenantId, this.id(id), body));
   }
 

@@ -11,7 +11,8 @@ import { TenantDb, type Principal } from '../../tenancy';
 import { eventChannel, type DeploymentStatusEvent, type EventKind } from '../../events/events';
 import { Caller } from '../graphql-auth';
 import { parseId } from '../graphql-args';
-import { DeploymentStatusChangeModel, RuleRolloutProgressModel, ScalingDecisionModel, type RuleRolloutMessage, type ScalingDecisionMessage } from '../models/events.model';
+import type { ScalingDecisionMessage } from '../../partitioner/scaling-decision-events';
+import { DeploymentStatusChangeModel, RuleRolloutProgressModel, ScalingDecisionModel, type RuleRolloutMessage } from '../models/events.model';
 import { KeyGroupMoveModel } from '../models/key-group-move.model';
 import { LiveRescaleModel } from '../models/live-rescale.model';
 import { DeploymentMetricsModel } from '../models/metrics.model';
@@ -73,8 +74,8 @@ export class SubscriptionsResolver {
 
   @Subscription(() => ScalingDecisionModel, {
     description:
-      'Partitioner and autoscaler decisions on the deployment, with inputs and reason. A real subscription over its ' +
-      'Redis channel; its publishers are not built yet, so for now it delivers nothing.',
+      "The dynamic partitioner's decisions on the deployment as they are recorded, with inputs, evidence and reason (the " +
+      'autoscaler will publish here too). Balanced intervals publish nothing; Deployment.scalingDecisions lists them.',
     resolve: (m: ScalingDecisionMessage) => ScalingDecisionModel.from(m),
   })
   async scalingDecisions(@Caller('read') principal: Principal, @Args('deploymentId', { type: () => ID }) deploymentId: string) {

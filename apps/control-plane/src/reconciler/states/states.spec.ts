@@ -25,6 +25,7 @@ function deployment(overrides: Partial<Deployment> = {}): Deployment {
     pendingRescaleMode: null,
     pendingRestore: null,
     pendingStop: null,
+    partitionerMode: 'recommend',
     runNo: 0,
     layout: null,
     rescale: null,

@@ -1,0 +1,89 @@
+import type { DeclinedAction, PartitioningDecision } from '@weir/partitioner';
+import type { OperatorLoad } from './operator-loads';
+import type { DecidingMode, DecisionInputs, DecisionKind, Detection, PlannedDecision } from './scaling-decision';
+
+/** Heavy keys kept in a decision's inputs: the head the planner weighed, not the sketch's whole list. */
+const HEAVY_KEYS_KEPT = 16;
+const REASON_MAX = 4000;
+
+/**
+ * Whether a decision is worth a row: it moves key groups, or it declines something other than the hysteresis band
+ * (a hot key it may not split, a move the cool-down holds back, no move that helps, the budget). A balanced operator's
+ * "nothing to do" is the common case and is not recorded.
+ */
+export function isNotable(decision: Pick<PartitioningDecision, 'moves' | 'declined'>): boolean {
+  return decision.moves.length > 0 || decision.declined.some((d) => d.reason !== 'hysteresis');
+}
+
+/** What makes two decisions the same decision: the moves, and what was declined and why (not the figures). */
+export function signatureOf(decision: Pick<PlannedDecision, 'moves' | 'declined'>): string {
+  const moves = decision.moves.map((m) => `${m.keyGroup}:${m.fromSubtask}>${m.toSubtask}`);
+  const declined = decision.declined.map((d) => `${d.action}/${d.reason}/${d.keyGroup ?? ''}/${d.key ?? ''}`).sort();
+  return `${moves.join(',')}|${declined.join(',')}`;
+}
+
+/** The operator's latest recorded decision, as far as repeating it matters. */
+export interface LastRecorded {
+  readonly signature: string;
+  readonly decidedAtMs: number;
+}
+
+/**
+ * Records a notable decision unless it repeats the operator's latest one within the cool-down: a skew that persists
+ * (a hot key that may not be split, a recommendation nobody acted on, a move that failed) would otherwise write the
+ * same row every interval. After the cool-down it is recorded (and in mode auto tried) again.
+ */
+export function shouldRecord(decision: Pick<PartitioningDecision, 'moves' | 'declined'>, last: LastRecorded | null, nowMs: number, coolDownMs: number): boolean {
+  if (!isNotable(decision)) return false;
+  return !(last && last.signature === signatureOf(decision) && nowMs - last.decidedAtMs < coolDownMs);
+}
+
+export function kindOf(decision: Pick<PartitioningDecision, 'moves'>): DecisionKind {
+  return decision.moves.length > 0 ? 'MOVE_KEY_GROUPS' : 'DECLINED';
+}
+
+const fmt = (n: number) => (Math.abs(n) >= 100 ? n.toFixed(0) : n.toFixed(2));
+
+/** One sentence a tenant can read: what was seen, what is done (or recommended), what was declined and why. */
+export function describeDecision(operatorId: string, decision: PartitioningDecision, detection: Detection, mode: DecidingMode): string {
+  const parts: string[] = [];
+  const seen = detection.overloadedSubtasks.map((s) => `subtask ${s.subtask} at ${fmt(s.ratio)}× its fair load (${fmt(s.load)} of ${fmt(s.fairLoad)} records/s)`);
+  parts.push(`operator ${operatorId}: ${seen.length ? seen.join(', ') : `imbalance ${fmt(decision.imbalanceBefore)}`}`);
+  if (detection.hotKeys.length) {
+    parts.push(`hot key${detection.hotKeys.length === 1 ? '' : 's'} ${detection.hotKeys.map((k) => `"${k.key}" (key group ${k.keyGroup}, ${(k.share * 100).toFixed(1)}% of records)`).join(', ')}`);
+  }
+  if (decision.moves.length) {
+    const moves = decision.moves.map((m) => `${m.keyGroup}: ${m.fromSubtask} → ${m.toSubtask}`).join(', ');
+    const verb = mode === 'auto' ? 'moving' : 'recommends moving';
+    parts.push(`${verb} ${decision.moves.length} key group${decision.moves.length === 1 ? '' : 's'} (${moves}) for ${fmt(decision.imbalanceBefore)}× → ${fmt(decision.imbalanceAfter)}×`);
+  }
+  const declined = decision.declined.filter((d) => d.reason !== 'hysteresis');
+  if (declined.length) parts.push(`declined: ${declined.map(describeDeclined).join('; ')}`);
+  if (decision.unfinished) parts.push('unfinished: the budget stopped it above the aim, the next decision carries on');
+  const reason = parts.join('; ');
+  return reason.length > REASON_MAX ? `${reason.slice(0, REASON_MAX - 1)}…` : reason;
+}
+
+function describeDeclined(d: DeclinedAction): string {
+  return `${d.action} (${d.reason}): ${d.detail}`;
+}
+
+/** The load model's figures a decision keeps as its inputs. */
+export function inputsOf(operator: OperatorLoad): DecisionInputs {
+  const { load, layout } = operator;
+  return {
+    keyGroupRates: [...load.keyGroupRates],
+    capacities: [...load.capacities],
+    heavyKeys: load.keyRates.slice(0, HEAVY_KEYS_KEPT).map((k) => ({ key: k.key, keyGroup: k.keyGroup, rate: k.rate, error: k.error })),
+    owners: [...layout.owners],
+    stateBytes: 'unknown',
+    fromMs: operator.fromMs,
+    toMs: operator.toMs,
+    subtasks: layout.subtasks,
+  };
+}
+
+/** The decision as stored: splits and fold-backs are always empty while planning with `splittable: false`. */
+export function plannedOf(decision: PartitioningDecision): PlannedDecision {
+  return { moves: decision.moves, declined: decision.declined, loadsBefore: decision.loadsBefore, loadsAfter: decision.loadsAfter, fairLoads: decision.fairLoads };
+}

@@ -1,0 +1,55 @@
+import type { SubtaskMetricsSnapshot } from '@weir/metrics';
+import { loadModelFromSnapshots, PartitionerInputError, unsplitLayout, type LoadModel, type PartitionLayout } from '@weir/partitioner';
+import type { Routing } from '../deployments/deployment';
+
+/** One keyed operator's load model, planned on as the run routes it. */
+export interface OperatorLoad {
+  readonly operatorId: string;
+  readonly layout: PartitionLayout;
+  readonly load: LoadModel;
+  /** The snapshots' wall-clock span: earliest fromMs, latest toMs. */
+  readonly fromMs: number;
+  readonly toMs: number;
+}
+
+export type OperatorLoadResult = { readonly ok: true; readonly operator: OperatorLoad } | { readonly ok: false; readonly operatorId: string; readonly why: string };
+
+/**
+ * The load models of the run's keyed operators of at least two subtasks, in `operatorIds` order (the bundle's), from
+ * the latest fresh snapshot of each subtask. A snapshot does not say its operator is keyed; a keyed stage counts the
+ * key groups of what it receives, so an operator none of whose subtasks counted one is not planned (a source, a sink,
+ * or a keyed operator idle in the interval: nothing to balance). Every subtask must have reported: a missing one would
+ * read as an idle subtask, and the planner would pile key groups onto it. Key groups are whole (no split keys exist
+ * yet) and state bytes unknown (0), so the byte budget does not bind.
+ */
+export function keyedOperatorLoads(
+  operatorIds: readonly string[],
+  routing: Routing,
+  parallelism: Readonly<Record<string, number>>,
+  snapshots: readonly SubtaskMetricsSnapshot[],
+): OperatorLoadResult[] {
+  const results: OperatorLoadResult[] = [];
+  for (const operatorId of operatorIds) {
+    const owners = routing[operatorId];
+    const n = parallelism[operatorId] ?? 1;
+    if (!owners || n < 2) continue;
+    // After a rescale the old layout's snapshots linger until stale: only subtasks the run has count.
+    const own = snapshots.filter((s) => s.operatorId === operatorId && s.subtask < n);
+    if (!own.some((s) => Object.keys(s.keyGroupCounts).length > 0)) continue;
+    const reported = new Set(own.map((s) => s.subtask));
+    const missing = Array.from({ length: n }, (_, i) => i).filter((i) => !reported.has(i));
+    if (missing.length) {
+      results.push({ ok: false, operatorId, why: `no fresh snapshot of subtask${missing.length === 1 ? '' : 's'} ${missing.join(', ')} of ${n}` });
+      continue;
+    }
+    try {
+      const layout = unsplitLayout(n, owners);
+      const load = loadModelFromSnapshots(own, layout);
+      results.push({ ok: true, operator: { operatorId, layout, load, fromMs: Math.min(...own.map((s) => s.fromMs)), toMs: Math.max(...own.map((s) => s.toMs)) } });
+    } catch (err) {
+      if (!(err instanceof PartitionerInputError)) throw err;
+      results.push({ ok: false, operatorId, why: err.message });
+    }
+  }
+  return results;
+}

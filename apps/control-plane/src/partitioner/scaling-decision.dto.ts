@@ -1,0 +1,119 @@
+import { ApiProperty } from '@nestjs/swagger';
+import { PARTITIONER_MODES } from '../deployments/deployment';
+import { DECISION_KINDS, type ScalingDecision } from './scaling-decision';
+
+export class PlannedMoveDto {
+  @ApiProperty() keyGroup!: number;
+  @ApiProperty({ description: 'Its owner in the routing the decision was planned on' }) fromSubtask!: number;
+  @ApiProperty() toSubtask!: number;
+  @ApiProperty({ description: 'Why this key group, in words' }) reason!: string;
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: { type: 'number' },
+    description: 'keyGroupRate, stateBytes, fromLoad, fromLoadAfter, toLoad, toLoadAfter, fromFairLoad, toFairLoad (records/s, bytes)',
+  })
+  evidence!: Record<string, number>;
+}
+
+export class DeclinedActionDto {
+  @ApiProperty({ enum: ['rebalance', 'move', 'split', 'fold-back'] }) action!: string;
+  @ApiProperty({ enum: ['hysteresis', 'budget', 'cool-down', 'not-mergeable', 'no-improving-move'] }) reason!: string;
+  @ApiProperty({ type: Number, nullable: true }) keyGroup!: number | null;
+  @ApiProperty({ type: String, nullable: true }) key!: string | null;
+  @ApiProperty() detail!: string;
+  @ApiProperty({ type: 'object', additionalProperties: { type: 'number' } }) evidence!: Record<string, number>;
+}
+
+export class KeyGroupRateDto {
+  @ApiProperty() keyGroup!: number;
+  @ApiProperty({ description: 'records/s' }) rate!: number;
+}
+
+export class OverloadedSubtaskDto {
+  @ApiProperty() subtask!: number;
+  @ApiProperty({ description: 'records/s routed to it' }) load!: number;
+  @ApiProperty({ description: "its share of the operator's load in proportion to capacity (records/s)" }) fairLoad!: number;
+  @ApiProperty({ description: 'load ÷ fairLoad' }) ratio!: number;
+  @ApiProperty({ type: Number, nullable: true, description: 'records/s it can process when busy all the time (records ÷ busy time); null: not measured' })
+  capacity!: number | null;
+  @ApiProperty({ type: [KeyGroupRateDto], description: 'its heaviest key groups' }) topKeyGroups!: KeyGroupRateDto[];
+}
+
+export class HotKeyDto {
+  @ApiProperty({ description: 'As the heavy-hitters sketch names it' }) key!: string;
+  @ApiProperty() keyGroup!: number;
+  @ApiProperty({ description: 'records/s' }) rate!: number;
+  @ApiProperty({ description: "its share of the operator's records" }) share!: number;
+  @ApiProperty({ description: "rate ÷ a subtask's mean fair load" }) ofFairLoad!: number;
+  @ApiProperty({ description: "how much of the rate may be the sketch's overestimate (records/s)" }) error!: number;
+  @ApiProperty({ description: 'the subtask owning its key group' }) subtask!: number;
+}
+
+export class DetectionDto {
+  @ApiProperty({ type: [OverloadedSubtaskDto], description: 'Subtasks above actAbove (1.1) × their fair load' }) overloadedSubtasks!: OverloadedSubtaskDto[];
+  @ApiProperty({ type: [HotKeyDto], description: "Keys carrying at least half a subtask's fair load" }) hotKeys!: HotKeyDto[];
+}
+
+export class ScalingDecisionDto {
+  @ApiProperty({ example: 's0193a1b2c3d4a1b2c3d4e5f6' }) decisionId!: string;
+  @ApiProperty() deploymentId!: string;
+  @ApiProperty({ description: 'The run whose load and routing it was planned on' }) runNo!: number;
+  @ApiProperty({ enum: ['partitioner'] }) source!: string;
+  @ApiProperty({ description: 'The keyed operator it balances' }) operatorId!: string;
+  @ApiProperty({ enum: PARTITIONER_MODES.filter((m) => m !== 'off'), description: 'recommend: recorded only; auto: carried out by `moveId`' }) mode!: string;
+  @ApiProperty({ enum: DECISION_KINDS, description: 'MOVE_KEY_GROUPS: it moves key groups; DECLINED: it saw something to act on and declined (see `declined`)' })
+  kind!: string;
+  @ApiProperty({ description: 'What it saw, did or recommends, and declined, in words' }) reason!: string;
+  @ApiProperty({ type: [Number], description: 'The key groups it moves' }) keyGroups!: number[];
+  @ApiProperty({ description: 'max over subtasks of load ÷ fair load, as measured' }) imbalanceBefore!: number;
+  @ApiProperty({ description: 'The same, predicted once its moves are made' }) imbalanceAfter!: number;
+  @ApiProperty({ description: 'Its budget stopped it above the aim: the next decision carries on' }) unfinished!: boolean;
+  @ApiProperty({ type: DetectionDto }) detection!: DetectionDto;
+  @ApiProperty({ type: [PlannedMoveDto], description: 'In the order to make them' }) moves!: PlannedMoveDto[];
+  @ApiProperty({ type: [DeclinedActionDto], description: 'What it would have done and did not, with why' }) declined!: DeclinedActionDto[];
+  @ApiProperty({ type: [Number], description: 'records/s per subtask, measured' }) loadsBefore!: number[];
+  @ApiProperty({ type: [Number], description: 'records/s per subtask, predicted' }) loadsAfter!: number[];
+  @ApiProperty({ type: [Number], description: "each subtask's fair load (records/s)" }) fairLoads!: number[];
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: true,
+    description: 'The load model: keyGroupRates, capacities, heavyKeys, owners (the routing), stateBytes ("unknown": not yet known to the control plane), fromMs/toMs of the snapshots, subtasks',
+  })
+  inputs!: Record<string, unknown>;
+  @ApiProperty({ type: String, nullable: true, description: 'The key-group move carrying it out (mode auto): GET …/key-group-moves/{moveId}' }) moveId!: string | null;
+  @ApiProperty({ format: 'date-time' }) decidedAt!: string;
+
+  static from(d: ScalingDecision): ScalingDecisionDto {
+    return {
+      decisionId: d.decisionId,
+      deploymentId: d.deploymentId,
+      runNo: d.runNo,
+      source: d.source,
+      operatorId: d.operatorId,
+      mode: d.mode,
+      kind: d.kind,
+      reason: d.reason,
+      keyGroups: [...d.keyGroups],
+      imbalanceBefore: d.imbalanceBefore,
+      imbalanceAfter: d.imbalanceAfter,
+      unfinished: d.unfinished,
+      detection: {
+        overloadedSubtasks: d.detection.overloadedSubtasks.map((s) => ({ ...s, topKeyGroups: s.topKeyGroups.map((g) => ({ ...g })) })),
+        hotKeys: d.detection.hotKeys.map((k) => ({ ...k })),
+      },
+      moves: d.decision.moves.map((m) => ({ keyGroup: m.keyGroup, fromSubtask: m.fromSubtask, toSubtask: m.toSubtask, reason: m.reason, evidence: { ...m.evidence } })),
+      declined: d.decision.declined.map((x) => ({ action: x.action, reason: x.reason, keyGroup: x.keyGroup ?? null, key: x.key ?? null, detail: x.detail, evidence: { ...x.evidence } })),
+      loadsBefore: [...d.decision.loadsBefore],
+      loadsAfter: [...d.decision.loadsAfter],
+      fairLoads: [...d.decision.fairLoads],
+      inputs: { ...d.inputs },
+      moveId: d.moveId,
+      decidedAt: d.decidedAt.toISOString(),
+    };
+  }
+}
+
+export class ScalingDecisionPageDto {
+  @ApiProperty({ type: [ScalingDecisionDto], description: 'Newest first' }) items!: ScalingDecisionDto[];
+  @ApiProperty({ type: String, nullable: true }) nextCursor!: string | null;
+}

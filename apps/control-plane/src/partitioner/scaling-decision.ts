@@ -1,0 +1,107 @@
+import { randomBytes } from 'node:crypto';
+import type { DeclinedAction, KeyGroupMove as PlannedKeyGroupMove } from '@weir/partitioner';
+
+/**
+ * A decision of the dynamic partitioner for one keyed operator of a running deployment, as recorded
+ * (deployment_scaling_decisions): what it was decided on, what it flagged, what it does and what it declined, and
+ * in mode auto the key-group move that carries it out. The autoscaler will record its decisions here too.
+ */
+export const DECISION_KINDS = ['MOVE_KEY_GROUPS', 'DECLINED'] as const;
+export type DecisionKind = (typeof DECISION_KINDS)[number];
+
+/** The partitioner's modes that decide (off never does). */
+export type DecidingMode = 'recommend' | 'auto';
+
+/** A subtask whose load is above the policy's `actAbove` × its fair load. */
+export interface OverloadedSubtask {
+  readonly subtask: number;
+  /** Records/s routed to it. */
+  readonly load: number;
+  /** Its share of the operator's load, in proportion to capacity (records/s). */
+  readonly fairLoad: number;
+  /** load ÷ fairLoad. */
+  readonly ratio: number;
+  /** Records/s it can process when busy all the time; null when not measured. */
+  readonly capacity: number | null;
+  /** Its heaviest key groups, heaviest first, with their rates. */
+  readonly topKeyGroups: readonly { readonly keyGroup: number; readonly rate: number }[];
+}
+
+/** A key carrying at least half a subtask's fair load: what moves alone cannot balance around for long. */
+export interface HotKey {
+  readonly key: string;
+  readonly keyGroup: number;
+  readonly rate: number;
+  /** Its share of the operator's records. */
+  readonly share: number;
+  /** rate ÷ the mean fair load of a subtask. */
+  readonly ofFairLoad: number;
+  /** How much of the rate may be the sketch's overestimate (records/s). */
+  readonly error: number;
+  /** The subtask owning its key group. */
+  readonly subtask: number;
+}
+
+export interface Detection {
+  readonly overloadedSubtasks: readonly OverloadedSubtask[];
+  readonly hotKeys: readonly HotKey[];
+}
+
+/** What the decision was planned on: the load model's figures and where they came from. */
+export interface DecisionInputs {
+  /** key group → records/s, over the operator's subtasks. */
+  readonly keyGroupRates: readonly number[];
+  /** subtask → records/s it can process when busy all the time (null: not measured, the others' mean is used). */
+  readonly capacities: readonly (number | null)[];
+  /** The heaviest keys the sketches name, merged over subtasks. */
+  readonly heavyKeys: readonly { readonly key: string; readonly keyGroup: number; readonly rate: number; readonly error: number }[];
+  /** key group → subtask, the run's routing the load was measured under. */
+  readonly owners: readonly number[];
+  /** State bytes per key group are not known to the control plane yet: every move counts as 0 bytes against the budget. */
+  readonly stateBytes: 'unknown';
+  /** The snapshots' wall-clock span (earliest fromMs, latest toMs), epoch ms. */
+  readonly fromMs: number;
+  readonly toMs: number;
+  readonly subtasks: number;
+}
+
+/** planPartitioning's decision as stored: splits and fold-backs stay empty while splitting is not wired (splittable false). */
+export interface PlannedDecision {
+  readonly moves: readonly PlannedKeyGroupMove[];
+  readonly declined: readonly DeclinedAction[];
+  readonly loadsBefore: readonly number[];
+  readonly loadsAfter: readonly number[];
+  readonly fairLoads: readonly number[];
+}
+
+export interface ScalingDecision {
+  readonly tenantId: string;
+  readonly deploymentId: string;
+  readonly decisionId: string;
+  readonly runNo: number;
+  readonly source: 'partitioner';
+  readonly operatorId: string;
+  readonly mode: DecidingMode;
+  readonly kind: DecisionKind;
+  readonly reason: string;
+  readonly keyGroups: readonly number[];
+  readonly imbalanceBefore: number;
+  readonly imbalanceAfter: number;
+  readonly unfinished: boolean;
+  readonly detection: Detection;
+  readonly decision: PlannedDecision;
+  readonly inputs: DecisionInputs;
+  /** The key-group move carrying it out (mode auto); null when recommended only or declined. */
+  readonly moveId: string | null;
+  readonly decidedAt: Date;
+}
+
+/** `s` + 12 hex digits of epoch ms + 12 random: ids sort by decision time, so the newest-first list is a key order. */
+export function newDecisionId(now = Date.now()): string {
+  return `s${now.toString(16).padStart(12, '0').slice(-12)}${randomBytes(6).toString('hex')}`;
+}
+
+export const DECISION_ID_PATTERN = /^s[0-9a-f]{24}$/;
+
+/** Who the partitioner's key-group moves are requested by (where a tenant's carry their API key id). */
+export const PARTITIONER_REQUESTER = 'partitioner';
