@@ -33,6 +33,7 @@ export const TENANT_TABLES = [
   'slo_events',
   'slo_minutes',
   'slos',
+  'deployment_scaling_decisions',
   'deployment_key_group_moves',
   'deployment_rescales',
   'deployment_restores',
