@@ -39,13 +39,18 @@ interface DecisionBody {
 }
 
 /** counts at parallelism 2 owns key groups 0–15 on subtask 0 and 16–31 on subtask 1 (32 key groups, contiguous). */
-function countsSnapshots(tenantId: string, deploymentId: string, perKeyGroup: (kg: number) => number): SubtaskMetricsSnapshot[] {
+function countsSnapshots(
+  tenantId: string,
+  deploymentId: string,
+  perKeyGroup: (kg: number) => number,
+  heavyKeys: SubtaskMetricsSnapshot['heavyKeys'] = [],
+): SubtaskMetricsSnapshot[] {
   return [0, 1].map((subtask) => {
     const keyGroupCounts: Record<number, number> = {};
     for (let kg = subtask * 16; kg < subtask * 16 + 16; kg++) keyGroupCounts[kg] = perKeyGroup(kg);
     const records = Object.values(keyGroupCounts).reduce((a, n) => a + n, 0);
     // Both subtasks process 4,000 records/s when busy all the time (equal capacities): busy time follows the load.
-    return snapshotOf(tenantId, deploymentId, { operatorId: 'counts', subtask, keyGroupCounts, recordsIn: records, recordsInPerSec: records, busyMsPerSec: records / 4, heavyKeys: [] });
+    return snapshotOf(tenantId, deploymentId, { operatorId: 'counts', subtask, keyGroupCounts, recordsIn: records, recordsInPerSec: records, busyMsPerSec: records / 4, heavyKeys: heavyKeys.filter((k) => k.keyGroup >= subtask * 16 && k.keyGroup < subtask * 16 + 16) });
   });
 }
 
@@ -60,9 +65,9 @@ describe('the partitioner controller', { timeout: 120_000 }, () => {
   afterAll(() => feeds.forEach(clearInterval));
 
   /** Keeps the deployment's snapshots fresh in the metrics store, as its workers' heartbeats would (every 200 ms here). */
-  function feed(deploymentId: string, perKeyGroup: (kg: number) => number): void {
+  function feed(deploymentId: string, perKeyGroup: (kg: number) => number, heavyKeys: SubtaskMetricsSnapshot['heavyKeys'] = []): void {
     const store = f.cp.app.get(MetricsStore);
-    const write = () => void store.record(countsSnapshots(f.tenant.tenantId, deploymentId, perKeyGroup), Date.now(), 10_000).catch(() => undefined);
+    const write = () => void store.record(countsSnapshots(f.tenant.tenantId, deploymentId, perKeyGroup, heavyKeys), Date.now(), 10_000).catch(() => undefined);
     write();
     feeds.push(setInterval(write, 200));
   }
@@ -227,6 +232,18 @@ describe('the partitioner controller', { timeout: 120_000 }, () => {
       { in: 'body', name: 'partitionerMode', reason: 'must be one of off, recommend, auto' },
     ]);
   }
+
+  it('flags a hot key with its evidence and declines to split it (not mergeable yet), moving what it can around it', async () => {
+    const id = await deploy('viral', {});
+    // Key group 0 is one key at 1,000 records/s of 1,620: no subtask can take it within the aim, and it may not be split.
+    feed(id, (kg) => (kg === 0 ? 1000 : 20), [{ key: 'viral', keyGroup: 0, count: 1000, error: 0 }]);
+    const decision = await eventually('a decision', async () => (await decisionsOf(id)).items[0]);
+    expect(decision.detection.hotKeys).toEqual([{ key: 'viral', keyGroup: 0, rate: 1000, share: 1000 / 1620, ofFairLoad: 1000 / 810, error: 0, subtask: 0 }]);
+    expect(decision.declined).toContainEqual(expect.objectContaining({ action: 'split', reason: 'not-mergeable', keyGroup: 0, key: 'viral' }));
+    expect(decision.moves.every((m) => m.keyGroup !== 0)).toBe(true);
+    expect(decision.reason).toContain('hot key "viral" (key group 0, 61.7% of records)');
+    expect(decision.reason).toContain('split (not-mergeable)');
+  });
 
   it('a balanced load in mode auto records nothing and moves nothing', async () => {
     const id = await deploy('balanced', { partitionerMode: 'auto' });
