@@ -33,7 +33,7 @@ interface DecisionBody {
   detection: { overloadedSubtasks: { subtask: number; ratio: number }[]; hotKeys: { key: string; keyGroup: number }[] };
   moves: { keyGroup: number; fromSubtask: number; toSubtask: number; reason: string }[];
   declined: { action: string; reason: string }[];
-  inputs: { keyGroupRates: number[]; owners: number[]; stateBytes: string };
+  inputs: { keyGroupRates: number[]; owners: number[]; stateBytes: number[]; stateBytesSource: string };
   moveId: string | null;
   decidedAt: string;
 }
@@ -140,9 +140,11 @@ describe('the partitioner controller', { timeout: 120_000 }, () => {
         mode: 'auto',
         kind: 'MOVE_KEY_GROUPS',
         detection: { overloadedSubtasks: [{ subtask: 0 }], hotKeys: [] },
-        inputs: { stateBytes: 'unknown', owners: Array.from({ length: 32 }, (_, kg) => (kg < 16 ? 0 : 1)) },
+        inputs: { stateBytes: new Array(32).fill(0), owners: Array.from({ length: 32 }, (_, kg) => (kg < 16 ? 0 : 1)) },
       });
       expect(decision.decisionId).toMatch(/^s[0-9a-f]{24}$/);
+      // No checkpoint on S3 (the stand-in worker takes none): state sizes unknown, every move 0 bytes.
+      expect(decision.inputs.stateBytesSource).toMatch(/^unknown: no checkpoint/);
       expect(decision.imbalanceBefore).toBeCloseTo(1600 / 960, 5);
       expect(decision.imbalanceAfter).toBeLessThan(1.1);
       expect(decision.moves.length).toBeGreaterThan(0);

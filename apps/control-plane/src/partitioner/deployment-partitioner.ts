@@ -1,4 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
+import type { CheckpointManifest } from '@weir/checkpoint';
 import type { WeirConfig } from '@weir/config';
 import { withTenant, type Pool, type PoolClient } from '@weir/db';
 import type { SubtaskMetricsSnapshot } from '@weir/metrics';
@@ -18,6 +19,7 @@ import { resolveMoves } from '../moves/move-request';
 import { routingOfRun } from '../placement/routing';
 import { runParallelism } from '../placement/subtask-plan';
 import { Reconciler } from '../reconciler/reconciler.service';
+import { CheckpointSizes } from './checkpoint-sizes';
 import { isContinuing, lastChangedAtMs } from './cool-downs';
 import { moveRequestOf } from './decision-moves';
 import { describeDecision, inputsOf, kindOf, plannedOf, shouldRecord, signatureOf } from './decision-record';
@@ -28,6 +30,7 @@ import { DEFAULT_PARTITIONER_INTERVAL_MS, partitionerIntervalOf, PartitionerSett
 import { newDecisionId, PARTITIONER_REQUESTER, type DecidingMode, type ScalingDecision } from './scaling-decision';
 import { ScalingDecisionEvents } from './scaling-decision-events';
 import { ScalingDecisionsRepository } from './scaling-decisions.repository';
+import { stateBytesFromManifest } from './state-bytes';
 
 /** What one look at a deployment did. */
 export interface PartitionerLook {
@@ -41,8 +44,9 @@ export interface PartitionerLook {
 }
 
 /**
- * One look of the dynamic partitioner at one deployment: the subtasks' latest snapshots (read before the transaction:
- * Redis is never waited on under the row lock) → per keyed operator the load model on the run's routing →
+ * One look of the dynamic partitioner at one deployment: the subtasks' latest snapshots and the latest checkpoint's
+ * manifest (read before the transaction: Redis and S3 are never waited on under the row lock) → per keyed operator the
+ * load model on the run's routing, state bytes estimated from the manifest →
  * planPartitioning with `splittable: false` (hot keys are not split yet: partial merges do not exist) and the
  * cool-downs of the moves made → the decisions worth keeping recorded, and in mode auto the first one's moves recorded
  * as a key-group move (the same record and reconciler drive as a tenant's POST). All of it in one transaction holding
@@ -61,6 +65,7 @@ export class DeploymentPartitioner {
     @Inject(CONTROL_PLANE_OPTIONS) options: ControlPlaneOptions,
     @Inject(ROOT_LOGGER) logger: Logger,
     private readonly metrics: MetricsStore,
+    private readonly checkpoints: CheckpointSizes,
     private readonly decisions: ScalingDecisionsRepository,
     private readonly deployments: DeploymentsRepository,
     private readonly moves: KeyGroupMovesRepository,
@@ -75,8 +80,12 @@ export class DeploymentPartitioner {
   }
 
   async look(tenantId: string, deploymentId: string, nowMs = Date.now()): Promise<PartitionerLook> {
-    const [snapshots] = await this.metrics.latestSnapshots([{ tenantId, jobId: deploymentId }], nowMs, this.staleAfterMs);
-    const look = await withTenant(this.pool, tenantId, (client) => this.decide(client, deploymentId, snapshots, nowMs));
+    // Redis and S3 before the transaction: neither is waited on under the deployment's row lock.
+    const [[snapshots], manifest] = await Promise.all([
+      this.metrics.latestSnapshots([{ tenantId, jobId: deploymentId }], nowMs, this.staleAfterMs),
+      this.checkpoints.latestManifest(tenantId, deploymentId),
+    ]);
+    const look = await withTenant(this.pool, tenantId, (client) => this.decide(client, deploymentId, snapshots, manifest, nowMs));
     for (const decision of look.decisions) await this.decisionEvents.publish(decision);
     if (look.move) {
       this.reconciler.kick();
@@ -86,7 +95,13 @@ export class DeploymentPartitioner {
     return look;
   }
 
-  private async decide(client: PoolClient, deploymentId: string, snapshots: readonly SubtaskMetricsSnapshot[], nowMs: number): Promise<PartitionerLook> {
+  private async decide(
+    client: PoolClient,
+    deploymentId: string,
+    snapshots: readonly SubtaskMetricsSnapshot[],
+    manifest: CheckpointManifest | null,
+    nowMs: number,
+  ): Promise<PartitionerLook> {
     const deployment = await this.decisions.claim(client, this.installation, deploymentId);
     if (!deployment) return { skipped: 'not claimed: another instance holds it, or it is not due', waiting: [], decisions: [], move: null };
     await this.decisions.scheduleNext(client, deploymentId, this.intervalOf(deployment));
@@ -101,7 +116,8 @@ export class DeploymentPartitioner {
     const waiting: string[] = [];
     const recorded: ScalingDecision[] = [];
     let move: KeyGroupMove | null = null;
-    for (const result of keyedOperatorLoads(bundle.operatorIds, routing, runParallelism(run.subtasks), snapshots)) {
+    const stateBytesOf = (operatorId: string, maxParallelism: number) => (manifest ? stateBytesFromManifest(manifest, operatorId, maxParallelism) : null);
+    for (const result of keyedOperatorLoads(bundle.operatorIds, routing, runParallelism(run.subtasks), snapshots, stateBytesOf)) {
       if (!result.ok) {
         waiting.push(`${result.operatorId}: ${result.why}`);
         continue;

@@ -1,12 +1,15 @@
 import type { SubtaskMetricsSnapshot } from '@weir/metrics';
 import { loadModelFromSnapshots, PartitionerInputError, unsplitLayout, type LoadModel, type PartitionLayout } from '@weir/partitioner';
 import type { Routing } from '../deployments/deployment';
+import { UNKNOWN_STATE_BYTES, type StateBytesEstimate } from './state-bytes';
 
 /** One keyed operator's load model, planned on as the run routes it. */
 export interface OperatorLoad {
   readonly operatorId: string;
   readonly layout: PartitionLayout;
   readonly load: LoadModel;
+  /** Where `load.stateBytes` came from, in words. */
+  readonly stateBytesSource: string;
   /** The snapshots' wall-clock span: earliest fromMs, latest toMs. */
   readonly fromMs: number;
   readonly toMs: number;
@@ -20,13 +23,14 @@ export type OperatorLoadResult = { readonly ok: true; readonly operator: Operato
  * key groups of what it receives, so an operator none of whose subtasks counted one is not planned (a source, a sink,
  * or a keyed operator idle in the interval: nothing to balance). Every subtask must have reported: a missing one would
  * read as an idle subtask, and the planner would pile key groups onto it. Key groups are whole (no split keys exist
- * yet) and state bytes unknown (0), so the byte budget does not bind.
+ * yet); state bytes are what `stateBytesOf` estimates (the latest checkpoint), else 0.
  */
 export function keyedOperatorLoads(
   operatorIds: readonly string[],
   routing: Routing,
   parallelism: Readonly<Record<string, number>>,
   snapshots: readonly SubtaskMetricsSnapshot[],
+  stateBytesOf: (operatorId: string, maxParallelism: number) => StateBytesEstimate | null = () => null,
 ): OperatorLoadResult[] {
   const results: OperatorLoadResult[] = [];
   for (const operatorId of operatorIds) {
@@ -44,8 +48,10 @@ export function keyedOperatorLoads(
     }
     try {
       const layout = unsplitLayout(n, owners);
-      const load = loadModelFromSnapshots(own, layout);
-      results.push({ ok: true, operator: { operatorId, layout, load, fromMs: Math.min(...own.map((s) => s.fromMs)), toMs: Math.max(...own.map((s) => s.toMs)) } });
+      const state = stateBytesOf(operatorId, owners.length);
+      const load = loadModelFromSnapshots(own, layout, state ? { stateBytes: state.bytes } : {});
+      const window = { fromMs: Math.min(...own.map((s) => s.fromMs)), toMs: Math.max(...own.map((s) => s.toMs)) };
+      results.push({ ok: true, operator: { operatorId, layout, load, stateBytesSource: state?.source ?? UNKNOWN_STATE_BYTES, ...window } });
     } catch (err) {
       if (!(err instanceof PartitionerInputError)) throw err;
       results.push({ ok: false, operatorId, why: err.message });

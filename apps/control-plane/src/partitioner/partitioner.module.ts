@@ -4,6 +4,7 @@ import { DeploymentsModule } from '../deployments/deployments.module';
 import { DeploymentsRepository } from '../deployments/deployments.repository';
 import { KeyGroupMoveEvents } from '../moves/key-group-move-events';
 import { KeyGroupMovesRepository } from '../moves/key-group-moves.repository';
+import { CheckpointSizes } from './checkpoint-sizes';
 import { DeploymentPartitioner } from './deployment-partitioner';
 import { PartitionerLoop } from './partitioner-loop';
 import { ScalingDecisionEvents } from './scaling-decision-events';
@@ -23,6 +24,7 @@ import { ScalingDecisionsService } from './scaling-decisions.service';
   providers: [
     PartitionerLoop,
     DeploymentPartitioner,
+    CheckpointSizes,
     ScalingDecisionsRepository,
     ScalingDecisionsService,
     ScalingDecisionEvents,

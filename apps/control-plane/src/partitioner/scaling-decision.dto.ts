@@ -77,7 +77,8 @@ export class ScalingDecisionDto {
   @ApiProperty({
     type: 'object',
     additionalProperties: true,
-    description: 'The load model: keyGroupRates, capacities, heavyKeys, owners (the routing), stateBytes ("unknown": not yet known to the control plane), fromMs/toMs of the snapshots, subtasks',
+    description:
+      'The load model: keyGroupRates, capacities, heavyKeys, owners (the routing), stateBytes per key group (estimated from the latest checkpoint: each subtask’s state spread evenly over its key groups; 0 where unknown) and stateBytesSource, fromMs/toMs of the snapshots, subtasks',
   })
   inputs!: Record<string, unknown>;
   @ApiProperty({ type: String, nullable: true, description: 'The key-group move carrying it out (mode auto): GET …/key-group-moves/{moveId}' }) moveId!: string | null;

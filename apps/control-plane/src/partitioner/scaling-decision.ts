@@ -57,8 +57,10 @@ export interface DecisionInputs {
   readonly heavyKeys: readonly { readonly key: string; readonly keyGroup: number; readonly rate: number; readonly error: number }[];
   /** key group → subtask, the run's routing the load was measured under. */
   readonly owners: readonly number[];
-  /** State bytes per key group are not known to the control plane yet: every move counts as 0 bytes against the budget. */
-  readonly stateBytes: 'unknown';
+  /** key group → state bytes a move hands over, as estimated from the latest checkpoint (0 where unknown). */
+  readonly stateBytes: readonly number[];
+  /** Where the state bytes came from, in words (a checkpoint id, or unknown). */
+  readonly stateBytesSource: string;
   /** The snapshots' wall-clock span (earliest fromMs, latest toMs), epoch ms. */
   readonly fromMs: number;
   readonly toMs: number;
