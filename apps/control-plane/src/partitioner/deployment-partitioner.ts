@@ -81,10 +81,9 @@ export class DeploymentPartitioner {
 
   async look(tenantId: string, deploymentId: string, nowMs = Date.now()): Promise<PartitionerLook> {
     // Redis and S3 before the transaction: neither is waited on under the deployment's row lock.
-    const [[snapshots], manifest] = await Promise.all([
-      this.metrics.latestSnapshots([{ tenantId, jobId: deploymentId }], nowMs, this.staleAfterMs),
-      this.checkpoints.latestManifest(tenantId, deploymentId),
-    ]);
+    const [snapshots] = await this.metrics.latestSnapshots([{ tenantId, jobId: deploymentId }], nowMs, this.staleAfterMs);
+    // Without snapshots nothing is planned: S3 is not asked.
+    const manifest = snapshots.length ? await this.checkpoints.latestManifest(tenantId, deploymentId) : null;
     const look = await withTenant(this.pool, tenantId, (client) => this.decide(client, deploymentId, snapshots, manifest, nowMs));
     for (const decision of look.decisions) await this.decisionEvents.publish(decision);
     if (look.move) {
