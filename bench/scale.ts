@@ -394,7 +394,7 @@ async function rescaleLive(rate: number): Promise<{ rescale_live_max_ms: number;
   );
   const joinedS = (Date.now() - startedAt) / 1000;
   measuring = phases.moving;
-  const report = await hosts[0].rescale({ rescaleId: `live-${run}`, processes: 4, parallelism: { count: 4 } }, () => undefined);
+  const report = await hosts[0].rescale({ rescaleId: `live-${run}`, processes: 4, parallelism: { in: 4, count: 4 } }, () => undefined);
   const rescaleS = (Date.now() - startedAt) / 1000;
   measuring = phases.after;
   await new Promise((r) => setTimeout(r, 8_000));

@@ -1,8 +1,9 @@
 /**
  * A live rescale of a real deployment, end to end through the control plane: the keyed totals job (exactly-once
  * sink, checkpoints every 300 ms) over two job host processes on two workers of two slots each. While records flow,
- * PATCH parallelism 4 rescales it live: two job hosts join the same run owning nothing, process 0 moves key groups
- * to them, the deployment shows RESCALING with its progress and then RUNNING in the same run with four processes.
+ * PATCH parallelism 4 rescales it live: two job hosts join the same run owning nothing, process 0 moves half the
+ * source's four partitions and then key groups to them, the deployment shows RESCALING with its progress and then
+ * RUNNING in the same run with four processes.
  * Then back to 2 (the retirees stopped once the report is recorded). The committed output equals an uninterrupted
  * run's throughout.
  */
@@ -39,12 +40,12 @@ describe('a live rescale of a deployment', { timeout: 300_000 }, () => {
     workers: 0,
     workerSlots: 2,
     topics: { input: 'in', output: 'out' },
-    partitions: 2,
+    partitions: { input: 4, output: 2 },
     afterStop: async () => {
       if (deploymentId) await deleteTopics(platform.kafka, [exchangeTopic(platform.tenant.tenantId, deploymentId, 'totals'), runControlTopic(platform.tenant.tenantId, deploymentId)]);
     },
   });
-  const flow = totalsFlow(platform, STEP);
+  const flow = totalsFlow(platform, STEP, 4);
 
   it('goes 2 → 4 → 2 processes in the same run while records flow, showing its progress, and stays exact', async () => {
     const { client } = platform;

@@ -21,7 +21,8 @@ export interface TotalsFlow {
   expectExactOutput(timeoutMs?: number): Promise<void>;
 }
 
-export function totalsFlow(platform: Platform<'input' | 'output'>, step: number): TotalsFlow {
+/** `partitions`: of the input topic, which the records are spread over (by key). */
+export function totalsFlow(platform: Platform<'input' | 'output'>, step: number, partitions = 2): TotalsFlow {
   let sent = 0;
   return {
     get sent() {
@@ -43,7 +44,7 @@ export function totalsFlow(platform: Platform<'input' | 'output'>, step: number)
     async send(count = step) {
       const writer = platform.kafka.writer({ writerId: `totals-${platform.run}-${sent}` });
       await writer.start();
-      await writer.send(inputRecords(platform.topics.input, sent, sent + count, 2));
+      await writer.send(inputRecords(platform.topics.input, sent, sent + count, partitions));
       await writer.close();
       sent += count;
     },

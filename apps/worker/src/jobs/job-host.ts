@@ -22,6 +22,7 @@ import { restorableSnapshot } from '../checkpoints/restorable-snapshot';
 import { BootstrapRelay } from '../runs/bootstrap-relay';
 import { KafkaRunControl } from '../runs/kafka-run-control';
 import { KeyGroupMover, MoveLeader } from '../runs/key-group-mover';
+import { PartitionMover, PartitionMoveLeader } from '../runs/partition-mover';
 import { LocalRunControl, type RunControlChannel } from '../runs/run-control';
 import { localSubtasks, ownsSinkEpoch } from '../runs/process-layout';
 import { RescaleLeader } from '../runs/rescale-leader';
@@ -40,6 +41,7 @@ function send(message: FromJobHost): void {
 let job: RunningJob | undefined;
 let leader: CheckpointLeader | null = null;
 let moveLeader: MoveLeader | null = null;
+let partitionMoveLeader: PartitionMoveLeader | null = null;
 let rescaleLeader: RescaleLeader | null = null;
 /** The run's parallelism map as this process was started with it (a rescale's report starts from it). */
 let runParallelism: Readonly<Record<string, number>> = {};
@@ -88,7 +90,7 @@ async function start(message: StartJobMessage): Promise<void> {
   verdictTimeoutMs = (checkpointing?.timeoutMs ?? DEFAULT_CHECKPOINT_TIMEOUT_MS) + 60_000;
   const backends = new Set<CheckpointableStateBackend>();
   const spread = layout.count > 1;
-  const shape = joiningShape(definition.nodes, message);
+  const subtasks = localSubtasks(message.parallelism, message.subtasks ?? {});
   channel = spread ? new KafkaRunControl(kafka, { ...scope, run, process: layout.index }) : new LocalRunControl();
   // Over several processes a fresh run's data sources wait for every process's broadcast subtasks (the engine's bootstrap).
   const relay = spread ? new BootstrapRelay(layout.count, channel) : null;
@@ -96,7 +98,7 @@ async function start(message: StartJobMessage): Promise<void> {
   job = await runJob(definition, {
     tenantId: message.tenantId,
     jobId: message.jobId,
-    parallelism: { default: 1, ...shape.parallelism },
+    parallelism: { default: 1, ...message.parallelism },
     kafka,
     deadLetterTopic: message.deadLetterTopic,
     delivery: checkpointing?.delivery ?? 'at-least-once',
@@ -104,8 +106,8 @@ async function start(message: StartJobMessage): Promise<void> {
     ...(message.routing ? { routing: message.routing } : {}),
     ...(message.subtaskRecordsPerSecond ? { subtaskRecordsPerSecond: message.subtaskRecordsPerSecond } : {}),
     // A run over several processes: each runs its own subtasks, and keyed edges go through the Kafka exchange.
-    ...(spread ? { exchange: 'kafka' as const, subtasks: shape.subtasks, bootstrapPeers: relay! } : {}),
-    ...(message.joining ? { joining: true } : {}),
+    ...(spread ? { exchange: 'kafka' as const, subtasks, bootstrapPeers: relay! } : {}),
+    ...(message.joining ? { joining: message.joining } : {}),
     ...(restore ? { restore } : {}),
     // A changelog per key group: checkpoints upload what changed, plus each key group's full image on its turn.
     state: async (ctx) => {
@@ -122,9 +124,9 @@ async function start(message: StartJobMessage): Promise<void> {
   spreadOver = layout.count;
   runParallelism = message.parallelism;
   const mine = message.subtasks;
-  const mover = new KeyGroupMover(running, createBlobStore(config), scope, channel, (operatorId, subtask) =>
-    mine ? (mine[operatorId] ?? []).includes(subtask) : true,
-  );
+  const runsHere = (operatorId: string, subtask: number) => (mine ? (mine[operatorId] ?? []).includes(subtask) : true);
+  const mover = new KeyGroupMover(running, createBlobStore(config), scope, channel, runsHere);
+  const partitionMover = new PartitionMover(running, channel, runsHere);
   participant = new CheckpointParticipant(
     running,
     store,
@@ -167,12 +169,14 @@ async function start(message: StartJobMessage): Promise<void> {
       point?.checkpointId ?? null,
     );
     moveLeader = new MoveLeader(channel);
-    rescaleLeader = new RescaleLeader(running, leader, moveLeader, MOVE_TIMEOUT_MS);
+    partitionMoveLeader = new PartitionMoveLeader(channel);
+    rescaleLeader = new RescaleLeader(running, leader, moveLeader, partitionMoveLeader, MOVE_TIMEOUT_MS);
   }
   let acknowledged = layout.index === 0;
   await channel.start(({ from, message: m }) => {
     leader?.onDelivery({ from, message: m });
     moveLeader?.onDelivery({ from, message: m });
+    partitionMoveLeader?.onDelivery({ from, message: m });
     if (m.type === 'resize') {
       const ended = resizeStages(running, m.stages);
       // A retiree says so once its ends are on their way: process 0 reports the rescale only then.
@@ -180,6 +184,7 @@ async function start(message: StartJobMessage): Promise<void> {
     }
     participant!.onMessage(m);
     mover.onMessage(m);
+    partitionMover.onMessage(m);
     relay?.onMessage(m);
     if (m.type === 'hello' && m.ready.includes(layout.index)) acknowledged = true;
   });
@@ -283,7 +288,7 @@ async function rescale(message: RescaleMessage): Promise<void> {
 async function resizeStages(running: RunningJob, stages: Readonly<Record<string, number>>): Promise<void> {
   for (const [stageId, parallelism] of Object.entries(stages)) {
     try {
-      await running.resizeKeyedStage(stageId, parallelism);
+      await running.resizeStage(stageId, parallelism);
     } catch (err) {
       process.stderr.write(`job host ${process.pid}: could not resize "${stageId}" to ${parallelism}: ${(err as Error).message}\n`);
     }
@@ -325,27 +330,6 @@ function verdictOn(savepointId: string, timeoutMs: number): Promise<string | nul
     };
     verdictWaiters.set(savepointId, [...(verdictWaiters.get(savepointId) ?? []), done]);
   });
-}
-
-/**
- * The engine's parallelism and this process's subtasks. A process joining a running run (a live rescale) plans the
- * sources at the run's old parallelism and runs none of them: sources keep their subtasks, in the processes that
- * were there.
- */
-function joiningShape(
-  nodes: readonly { readonly id: string; readonly kind: string }[],
-  message: StartJobMessage,
-): { parallelism: Record<string, number>; subtasks: Record<string, number[]> } {
-  const parallelism: Record<string, number> = { ...message.parallelism };
-  const subtasks = localSubtasks(message.parallelism, message.subtasks ?? {});
-  if (!message.joining) return { parallelism, subtasks };
-  for (const node of nodes) {
-    if (node.kind !== 'source') continue;
-    const before = message.joining.parallelism[node.id];
-    if (before !== undefined) parallelism[node.id] = before;
-    subtasks[node.id] = [];
-  }
-  return { parallelism, subtasks };
 }
 
 function filesOf(manifest: CheckpointManifest): Set<string> {

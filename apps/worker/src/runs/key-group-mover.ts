@@ -8,6 +8,7 @@
 import type { BlobStore } from '@weir/blob';
 import type { RunningJob } from '@weir/engine';
 import type { MoveReport } from '@weir/protocol';
+import { AwaitedAcks } from './awaited-acks';
 import type { RunControlChannel, RunControlDelivery, RunControlMessage } from './run-control';
 
 /** Images up to this size travel in the control message itself; larger ones through S3. */
@@ -123,42 +124,29 @@ export class KeyGroupMover {
 
 /** Process 0's part: announce a move and wait until every key group of it is adopted (or one failed). */
 export class MoveLeader {
-  private collecting: {
-    readonly moveId: string;
-    readonly waiting: Map<number, KeyGroupMove>;
-    readonly moved: MoveReport['moved'];
-    readonly resolve: () => void;
-    readonly reject: (error: Error) => void;
-  } | null = null;
+  private readonly acks = new AwaitedAcks<MoveReport['moved'][number]>();
 
   constructor(private readonly channel: RunControlChannel) {}
 
   onDelivery({ message }: RunControlDelivery): void {
-    const c = this.collecting;
-    if (!c) return;
-    if (message.type === 'adopted' && message.moveId === c.moveId && c.waiting.delete(message.keyGroup)) {
-      c.moved.push({ keyGroup: message.keyGroup, fromSubtask: message.fromSubtask, toSubtask: message.toSubtask, bytes: message.bytes, pauseMs: message.pauseMs });
-      if (c.waiting.size === 0) c.resolve();
-    } else if (message.type === 'move-failed' && message.moveId === c.moveId) {
-      c.reject(new MoveError(`key group ${message.keyGroup} did not move: ${message.message}`));
+    if (message.type === 'adopted') {
+      const { keyGroup, fromSubtask, toSubtask, bytes, pauseMs } = message;
+      this.acks.ack(message.moveId, keyGroup, { keyGroup, fromSubtask, toSubtask, bytes, pauseMs });
+    } else if (message.type === 'move-failed') {
+      this.acks.fail(message.moveId, new MoveError(`key group ${message.keyGroup} did not move: ${message.message}`));
     }
   }
 
   /** Runs the move (the caller orders it between checkpoints); the report names every key group moved. */
   async lead(moveId: string, operatorId: string, moves: readonly KeyGroupMove[], timeoutMs: number): Promise<MoveReport> {
     const startedAt = Date.now();
-    const moved: MoveReport['moved'] = [];
-    let timer: NodeJS.Timeout | undefined;
-    try {
-      await new Promise<void>((resolve, reject) => {
-        this.collecting = { moveId, waiting: new Map(moves.map((m) => [m.keyGroup, m])), moved, resolve, reject };
-        timer = setTimeout(() => reject(new MoveError(`move ${moveId} not done within ${timeoutMs / 1000} s: ${this.collecting?.waiting.size} key groups still moving`)), timeoutMs);
-        this.channel.publish({ type: 'move', moveId, operatorId, moves: [...moves] }).catch(reject);
-      });
-    } finally {
-      clearTimeout(timer);
-      this.collecting = null;
-    }
+    const moved = await this.acks.await(
+      moveId,
+      moves.map((m) => m.keyGroup),
+      timeoutMs,
+      () => this.channel.publish({ type: 'move', moveId, operatorId, moves: [...moves] }),
+      (left) => new MoveError(`move ${moveId} not done within ${timeoutMs / 1000} s: ${left} key groups still moving`),
+    );
     return { moveId, operatorId, moved, durationMs: Date.now() - startedAt };
   }
 }

@@ -1,7 +1,9 @@
 /**
  * Process 0's part of a live rescale (protocol: rescale-run). In the checkpoint leader's order: count the joiners in
- * (they started owning nothing), move key groups toward even shares in small steps, each a live move between two
- * checkpoints (so only the moving key groups pause, a few at a time, and checkpoints go on between steps), and,
+ * (they started owning nothing), deal the sources' partitions round-robin over their new subtasks (one move per
+ * source: a partition carries no state, so each pauses only for its hand-over), move key groups toward even shares in
+ * small steps, each a live move between two checkpoints (so only the moving key groups pause, a few at a time, and
+ * checkpoints go on between steps), and,
  * scaling in, take one more checkpoint with the retirees (their output commits) before leaving them out. The joiners
  * and retirees are the control plane's to start and stop.
  */
@@ -9,6 +11,7 @@ import type { PlannedMove, RunningJob, StageShape } from '@weir/engine';
 import type { RescaleProgress, RescaleReport } from '@weir/protocol';
 import type { CheckpointLeader } from '../checkpoints/checkpoint-leader';
 import type { MoveLeader } from './key-group-mover';
+import type { PartitionMoveLeader } from './partition-mover';
 import { ownersAfter, planRescale, type RescalePlan, type RescaleRequest } from './rescale-plan';
 
 /** Key groups per step: each step pauses these (and only these), each for its own hand-over; checkpoints run between steps. */
@@ -34,6 +37,7 @@ export class RescaleLeader {
     private readonly job: RunningJob,
     private readonly leader: CheckpointLeader,
     private readonly moves: MoveLeader,
+    private readonly partitionMoves: PartitionMoveLeader,
     private readonly moveTimeoutMs: number,
   ) {}
 
@@ -51,6 +55,11 @@ export class RescaleLeader {
     progress({ moved: 0, total });
     const sizes = Object.fromEntries(plan.parallelism);
     if (command.toProcesses > command.fromProcesses) await this.leader.grow(command.toProcesses, sizes, JOIN_TIMEOUT_MS);
+    // Sources first: growing, the joiners' source channels then carry event time before their keyed subtasks own
+    // anything; shrinking, the retirees' sources are empty before the checkpoint that takes their last parts.
+    for (const [sourceId, planned] of plan.partitionMoves) {
+      await this.leader.between(() => this.partitionMoves.lead(`${command.rescaleId}.${sourceId}`, sourceId, planned, this.moveTimeoutMs));
+    }
     const moved: RescaleReport['moved'] = [];
     for (const [operatorId, planned] of plan.moves) {
       for (let i = 0; i < planned.length; i += RESCALE_STEP_KEY_GROUPS) {
@@ -66,10 +75,9 @@ export class RescaleLeader {
     const parallelism: Record<string, number> = { ...command.runParallelism };
     const routing: Record<string, number[]> = {};
     for (const stage of stages) {
-      if (stage.kind !== 'keyed') continue;
       const now = plan.parallelism.get(stage.id);
       if (now !== undefined) for (const id of stage.operatorIds) parallelism[id] = now;
-      routing[stage.id] = ownersAfter(owners.get(stage.id)!, plan.moves.get(stage.id) ?? []);
+      if (stage.kind === 'keyed') routing[stage.id] = ownersAfter(owners.get(stage.id)!, plan.moves.get(stage.id) ?? []);
     }
     return { rescaleId: command.rescaleId, processes: command.toProcesses, parallelism, routing, moved, durationMs: Date.now() - started };
   }

@@ -1,9 +1,11 @@
 /**
  * What a live rescale of a run will do, decided by process 0 from the job as planned here: the key groups each keyed
- * operator moves so that its new subtasks own even shares (evenShareMoves), and the run's parallelism afterwards.
+ * operator moves so that its new subtasks own even shares (evenShareMoves), the partitions each source moves so that
+ * they are dealt round-robin over its new subtasks, and the run's parallelism afterwards.
  * What live moves cannot do is refused with the reason (the control plane then rescales by restart).
  */
 import { evenShareMoves, type PlannedMove, type StageShape } from '@weir/engine';
+import type { MovedPartition } from './run-control';
 
 export class RescaleRefusedError extends Error {
   override readonly name = 'RescaleRefusedError';
@@ -13,22 +15,27 @@ export interface RescaleRequest {
   /** Processes of the run now, and once rescaled. */
   readonly fromProcesses: number;
   readonly toProcesses: number;
-  /** Subtasks per keyed operator wanted (stage root id → count); operators not named, and sources, keep theirs. */
+  /**
+   * Subtasks per operator wanted (stage root id → count); operators not named keep theirs, and so do sources that do
+   * not rescale live (StageShape.partitions); a Kafka source runs at most one subtask per partition.
+   */
   readonly parallelism: Readonly<Record<string, number>>;
 }
 
 export interface RescalePlan {
   /** Per keyed stage that changes: the moves, in the order they are to be made. */
   readonly moves: ReadonlyMap<string, readonly PlannedMove[]>;
-  /** Per keyed stage that changes: its subtask count afterwards. */
+  /** Per source that changes: its partitions that change subtask (dealt round-robin before and after). */
+  readonly partitionMoves: ReadonlyMap<string, readonly MovedPartition[]>;
+  /** Per stage that changes: its subtask count afterwards. */
   readonly parallelism: ReadonlyMap<string, number>;
 }
 
 /**
- * Process i of a run runs subtask i of every stage, so a stage that changes must span every process before and after
- * (its new subtasks run in the joiners, its retiring ones in the retirees); a source must run in processes that stay
- * (sources keep their parallelism). A keyed stage that changes may feed another through a keyBy (the receivers align
- * over as many channels as its barriers say it has), not through a broadcast.
+ * Process i of a run runs subtask i of every stage, so a keyed stage that changes must span every process before and
+ * after (its new subtasks run in the joiners, its retiring ones in the retirees), and a source must fit in the
+ * processes there are. A keyed stage that changes may feed another through a keyBy (the receivers align over as many
+ * channels as its barriers say it has), not through a broadcast; a source changes where all it feeds is keyBy edges.
  */
 export function planRescale(stages: readonly StageShape[], ownersOf: (stageId: string) => readonly number[], request: RescaleRequest): RescalePlan {
   const { fromProcesses, toProcesses } = request;
@@ -39,15 +46,23 @@ export function planRescale(stages: readonly StageShape[], ownersOf: (stageId: s
   for (const id of Object.keys(request.parallelism)) {
     if (!known.has(id) && !stages.some((s) => s.operatorIds.includes(id))) throw new RescaleRefusedError(`the job has no operator "${id}"`);
   }
+  const moves = new Map<string, PlannedMove[]>();
+  const partitionMoves = new Map<string, MovedPartition[]>();
+  const parallelism = new Map<string, number>();
   for (const stage of stages) {
-    if (stage.kind === 'source' && stage.parallelism > toProcesses) {
+    if (stage.kind !== 'source') continue;
+    const wanted = stage.partitions === undefined ? stage.parallelism : Math.min(request.parallelism[stage.id] ?? stage.parallelism, stage.partitions);
+    if (wanted > toProcesses) {
       throw new RescaleRefusedError(
-        `source "${stage.id}" runs ${stage.parallelism} subtasks, one in each of processes 0-${stage.parallelism - 1}; a live rescale keeps sources as they are, so the run cannot shrink to ${toProcesses} processes`,
+        stage.partitions === undefined
+          ? `source "${stage.id}" runs ${stage.parallelism} subtasks, one in each of processes 0-${stage.parallelism - 1}, and keeps them in a live rescale (it feeds a sink or a broadcast, or is no Kafka source), so the run cannot shrink to ${toProcesses} processes`
+          : `source "${stage.id}" would run ${wanted} subtasks, one per process, and the run would have ${toProcesses} processes`,
       );
     }
+    if (wanted === stage.parallelism) continue;
+    partitionMoves.set(stage.id, partitionMovesOf(stage.partitions!, stage.parallelism, wanted));
+    parallelism.set(stage.id, wanted);
   }
-  const moves = new Map<string, PlannedMove[]>();
-  const parallelism = new Map<string, number>();
   for (const stage of stages) {
     if (stage.kind !== 'keyed') continue;
     const wanted = request.parallelism[stage.id] ?? stage.parallelism;
@@ -70,7 +85,16 @@ export function planRescale(stages: readonly StageShape[], ownersOf: (stageId: s
   if (parallelism.size === 0 && fromProcesses !== toProcesses) {
     throw new RescaleRefusedError(`no keyed operator changes its parallelism, so the run has no use for ${toProcesses} processes`);
   }
-  return { moves, parallelism };
+  return { moves, partitionMoves, parallelism };
+}
+
+/** The partitions of a source going from `from` to `to` subtasks that change subtask (round-robin before and after). */
+export function partitionMovesOf(partitions: number, from: number, to: number): MovedPartition[] {
+  const out: MovedPartition[] = [];
+  for (let partition = 0; partition < partitions; partition++) {
+    if (partition % from !== partition % to) out.push({ partition, fromSubtask: partition % from, toSubtask: partition % to });
+  }
+  return out;
 }
 
 /** Per keyed stage, the owners once the plan's moves are made. */

@@ -56,7 +56,26 @@ export type RunControlMessage =
     } & MovedKeyGroup)
   /** The new owner restored it and reads on: every process's routing table names the new owner from now on. */
   | ({ readonly type: 'adopted'; readonly moveId: string; readonly operatorId: string; readonly bytes: number; readonly pauseMs: number } & MovedKeyGroup)
-  | { readonly type: 'move-failed'; readonly moveId: string; readonly keyGroup: number; readonly message: string };
+  | { readonly type: 'move-failed'; readonly moveId: string; readonly keyGroup: number; readonly message: string }
+  /** A live rescale of a source (between checkpoints): each process releases the partitions its subtasks read. */
+  | { readonly type: 'move-partitions'; readonly moveId: string; readonly sourceId: string; readonly moves: readonly MovedPartition[] }
+  /** A partition left its old owner, everything read from it in the exchange: its new owner reads on from `offset`. */
+  | ({
+      readonly type: 'partition-released';
+      readonly moveId: string;
+      readonly sourceId: string;
+      readonly offset: string;
+      readonly maxTimestamp: number | null;
+      readonly releasedAt: number;
+    } & MovedPartition)
+  | ({ readonly type: 'partition-adopted'; readonly moveId: string; readonly sourceId: string; readonly pauseMs: number } & MovedPartition)
+  | { readonly type: 'partition-move-failed'; readonly moveId: string; readonly partition: number; readonly message: string };
+
+export interface MovedPartition {
+  readonly partition: number;
+  readonly fromSubtask: number;
+  readonly toSubtask: number;
+}
 
 export interface MovedKeyGroup {
   readonly keyGroup: number;

@@ -20,7 +20,7 @@ import { inBand } from './in-band';
 import type { KeyedOperator, KeyedOperatorEnv } from './operators/keyed-operator';
 import { BroadcastProcessOperator, ProcessOperator } from './operators/process-operator';
 import { WindowOperator } from './operators/window-operator';
-import type { JobPlan } from './plan';
+import { type JobPlan, sourceRescalesLive } from './plan';
 import type { ChainEnvLike, Clock } from './ports';
 import { restoredExchangePositions, restoredGeneratorIndex, restoredOffsets, restoredParts, restoreKeyed } from './restore';
 import type { RunJobOptions, SubtaskContext } from './running-job';
@@ -107,7 +107,7 @@ export class JobAssembly {
           dataChannels: this.channelsOf(stage.dataInput!.stageId),
           broadcastChannels: stage.broadcastInput ? this.channelsOf(stage.broadcastInput.stageId) : 0,
           incarnation: this.options.incarnation ?? 0,
-          joining: this.options.joining ?? false,
+          joining: this.options.joining !== undefined,
         });
         rt.pumps[index] = exchangeReader;
       }
@@ -182,10 +182,15 @@ export class JobAssembly {
           ? new Map(Object.entries(given).map(([k, v]) => [Number(k), v]))
           : restoredOffsets(restored, spec.topic);
     const generatorIndex = spec.kind === 'generator' ? restoredGeneratorIndex(restored, stage.id, index, stage.parallelism) : undefined;
+    // Over the Kafka exchange a source that rescales live keeps its topic's other partitions on standby; joining a
+    // running run, its subtasks here start with none (the run's leader moves some to them).
+    const live = this.options.exchange === 'kafka' && sourceRescalesLive(this.plan, stage);
     const source = this.connectors.source(stage, index, rt.queues[index], env, router, {
       offsets,
       generatorIndex,
       bootstrap: this.sourceBootstrap(rt, index),
+      ...(live ? { standby: true } : {}),
+      ...(live && this.options.joining ? { partitions: [] } : {}),
     });
     if ('pump' in source) rt.pumps[index] = source.pump;
     else rt.memoryInputs[index] = source.memoryInput;

@@ -1,7 +1,7 @@
 /**
  * Control of a running job, apart from its data path: checkpoints (trigger, complete, the stop-with-savepoint pause),
- * live key-group moves and key-group snapshots. Every step that touches a subtask's state runs in-band, in that
- * subtask's input, so it sees exactly the records before it.
+ * live key-group and source-partition moves, live resizes and key-group snapshots. Every step that touches a
+ * subtask's state runs in-band, in that subtask's input, so it sees exactly the records before it.
  */
 import type { RoutingTable } from '../keygroups';
 import type { CheckpointCoordinator } from './checkpoint-coordinator';
@@ -9,7 +9,10 @@ import type { ExactlyOnceKafkaSinkWriter } from './connectors/exactly-once-sink'
 import type { KeyGroupMove } from './exchange/exchange';
 import { inBand } from './in-band';
 import { adoptFromProcess, KafkaKeyGroupMoves, type KeyGroupHandover, moveInMemory, releaseToProcess, routedTo } from './key-group-moves';
+import { type JobPlan, sourceRescalesLive } from './plan';
 import { type CheckpointSnapshot, JobRunError } from './running-job';
+import { adoptSourcePartition, releaseSourcePartition, resizeSource } from './source-partition-moves';
+import type { PartitionHandover } from './connectors/sources';
 import { present, type StageRuntime } from './stage-runtime';
 
 export class JobControl {
@@ -17,6 +20,7 @@ export class JobControl {
 
   constructor(
     private readonly jobId: string,
+    private readonly plan: JobPlan,
     private readonly stages: ReadonlyMap<string, StageRuntime>,
     private readonly checkpoints: CheckpointCoordinator,
     private readonly epochWriters: readonly ExactlyOnceKafkaSinkWriter[],
@@ -80,9 +84,22 @@ export class JobControl {
     rt.routing = routedTo(rt.routing!, keyGroup, toSubtask);
   }
 
+  /** A source's partition moves to another subtask (a live rescale of the source), between checkpoints. */
+  releaseSourcePartition(sourceId: string, partition: number): Promise<PartitionHandover> {
+    const rt = this.sourceStage(sourceId);
+    return this.betweenCheckpoints(() => releaseSourcePartition(rt, partition));
+  }
+
+  adoptSourcePartition(sourceId: string, partition: number, toSubtask: number, handover: PartitionHandover): Promise<void> {
+    const rt = this.sourceStage(sourceId);
+    return this.betweenCheckpoints(() => adoptSourcePartition(rt, partition, toSubtask, handover));
+  }
+
   /** Resolves once the ends of this process's retired subtasks are handed to their writers. */
-  resizeKeyedStage(operatorId: string, parallelism: number): Promise<void> {
-    const rt = this.kafkaStage(operatorId);
+  resizeStage(stageId: string, parallelism: number): Promise<void> {
+    const source = this.stages.get(stageId);
+    if (source?.plan.root.kind === 'source') return resizeSource(this.sourceStage(stageId), parallelism);
+    const rt = this.kafkaStage(stageId);
     if (rt.routing!.parallelism !== parallelism) rt.routing = rt.routing!.withParallelism(parallelism);
     // The stages it feeds learn it from this process's next barriers; user code from its OperatorInfo.
     for (const { sender } of rt.keyedSenders) sender.senders = parallelism;
@@ -98,6 +115,15 @@ export class JobControl {
       return Promise.reject(new JobRunError('a checkpoint is being taken here: a key group moves between checkpoints, never during one'));
     }
     return step();
+  }
+
+  private sourceStage(sourceId: string): StageRuntime {
+    const rt = this.stages.get(sourceId);
+    if (!rt || rt.plan.root.kind !== 'source') throw new JobRunError(`no source "${sourceId}" in job ${this.jobId}`);
+    if (!sourceRescalesLive(this.plan, rt.plan)) {
+      throw new JobRunError(`source "${sourceId}" does not rescale live (a Kafka source whose every output goes through a keyBy does)`);
+    }
+    return rt;
   }
 
   private kafkaStage(operatorId: string): StageRuntime {

@@ -70,3 +70,20 @@ function inputsOf(n: NodeSpec): string[] {
   if (n.kind === 'broadcastProcess') return [n.input, n.broadcastInput];
   return [n.input];
 }
+
+/**
+ * A Kafka source whose every output goes through a keyBy can change its number of subtasks while the job runs (a
+ * live rescale): its partitions move between subtasks between two checkpoints, and every keyed subtask it feeds
+ * aligns over the new count from the first barrier that says it. Not with a sink chained behind it (its output's
+ * order per key would depend on two writers) or a broadcast edge (a broadcast input's channels stay fixed).
+ */
+export function sourceRescalesLive(plan: JobPlan, stage: StagePlan): boolean {
+  if (stage.root.kind !== 'source' || stage.root.spec.kind !== 'kafka') return false;
+  const onlyKeyed = (id: string): boolean =>
+    (plan.children.get(id) ?? []).every((child) => {
+      if (child.kind === 'keyBy') return true;
+      if (child.kind === 'map' || child.kind === 'filter' || child.kind === 'flatMap') return onlyKeyed(child.id);
+      return false;
+    });
+  return onlyKeyed(stage.id);
+}

@@ -12,6 +12,7 @@ import { CheckpointCoordinator } from './checkpoint-coordinator';
 import { ConnectorRegistry } from './connectors/connector-registry';
 import { sinkCommitsTopic } from './connectors/exactly-once-sink';
 import type { SourceOutput } from './connectors/source-output';
+import type { PartitionHandover } from './connectors/sources';
 import type { KeyGroupMove } from './exchange/exchange';
 import { exchangeTopic } from './exchange/kafka-exchange-wire';
 import { MemoryBroadcastExchange, MemoryKeyedExchange } from './exchange/memory-exchange';
@@ -19,7 +20,7 @@ import { JobAssembly } from './job-assembly';
 import { JobControl } from './job-control';
 import { type JobMemoryIo, MEMORY_IO } from './memory-io';
 import type { KeyGroupHandover } from './key-group-moves';
-import { type JobPlan, planJob } from './plan';
+import { type JobPlan, planJob, type SourceNode, sourceRescalesLive } from './plan';
 import { type Clock, systemClock } from './ports';
 import { InFlight, InputQueue } from './queue';
 import { type CheckpointSnapshot, JobRunError, type RunJobOptions, type RunningJob, type StageShape } from './running-job';
@@ -36,9 +37,18 @@ export async function runJob(definition: JobDefinition, options: RunJobOptions):
     throw new JobRunError('running a subset of subtasks needs the Kafka exchange (exchange: "kafka")');
   }
   const partitions = await kafkaPartitionCounts(definition, options.kafka);
-  const plan = planJob(definition, options.parallelism ?? 1, (node, asked) =>
-    node.spec.kind === 'kafka' ? Math.max(1, Math.min(asked, partitions.get(node.id)!)) : asked,
-  );
+  const sourceWidth = (node: SourceNode, asked: number) => (node.spec.kind === 'kafka' ? Math.max(1, Math.min(asked, partitions.get(node.id)!)) : asked);
+  let plan = planJob(definition, options.parallelism ?? 1, sourceWidth);
+  const joining = options.joining;
+  if (joining) {
+    // Joining a running run: a source that cannot rescale live keeps the subtasks it has (none of them here).
+    const kept = plan.stages.filter((s) => s.root.kind === 'source' && !sourceRescalesLive(plan, s) && joining.parallelism[s.id] !== undefined);
+    if (kept.length > 0) {
+      const asked = options.parallelism ?? 1;
+      const widths = typeof asked === 'number' ? { default: asked } : asked;
+      plan = planJob(definition, { ...widths, ...Object.fromEntries(kept.map((s) => [s.id, joining.parallelism[s.id]])) }, sourceWidth);
+    }
+  }
   return new JobInstance(definition, options, clock, plan, partitions).start();
 }
 
@@ -75,12 +85,12 @@ class JobInstance implements RunningJob {
     private readonly options: RunJobOptions,
     private readonly clock: Clock,
     private readonly plan: JobPlan,
-    partitions: Map<string, number>,
+    private readonly partitions: Map<string, number>,
   ) {
     this.tenantId = options.tenantId;
     this.jobId = options.jobId;
     this.connectors = new ConnectorRegistry(options, partitions);
-    this.control = new JobControl(this.jobId, this.stages, this.checkpoints, this.connectors.epochWriters);
+    this.control = new JobControl(this.jobId, plan, this.stages, this.checkpoints, this.connectors.epochWriters);
   }
 
   async start(): Promise<this> {
@@ -98,6 +108,7 @@ class JobInstance implements RunningJob {
         pumps: [],
         memoryInputs: [],
         keyedSenders: [],
+        ...(stage.root.kind === 'source' ? { sourceParallelism: stage.parallelism } : {}),
       });
     }
     const unknown = [...new Set((this.options.restore?.subtasks ?? []).map((p) => p.stageId))].filter((id) => !this.stages.has(id));
@@ -150,6 +161,7 @@ class JobInstance implements RunningJob {
    * its (capped) parallelism are left out rather than refused: every process of a job may name the same indexes.
    */
   private localSubtasks(stage: JobPlan['stages'][number]): number[] {
+    if (this.options.joining && stage.root.kind === 'source' && !sourceRescalesLive(this.plan, stage)) return [];
     const named = this.options.subtasks?.[stage.id];
     if (!named) return Array.from({ length: stage.parallelism }, (_, i) => i);
     const capped = stage.root.kind === 'source' && stage.root.spec.kind === 'kafka';
@@ -248,8 +260,9 @@ class JobInstance implements RunningJob {
       };
       walk(stage.id);
       const keyed = stage.root.kind !== 'source';
-      const parallelism = keyed ? this.control.routingTable(stage.id).parallelism : stage.parallelism;
-      return { id: stage.id, kind: keyed ? 'keyed' : 'source', parallelism, operatorIds, feeds: [...feeds], broadcastFeeds: [...broadcastFeeds] };
+      const parallelism = keyed ? this.control.routingTable(stage.id).parallelism : this.stages.get(stage.id)!.sourceParallelism!;
+      const shape: StageShape = { id: stage.id, kind: keyed ? 'keyed' : 'source', parallelism, operatorIds, feeds: [...feeds], broadcastFeeds: [...broadcastFeeds] };
+      return sourceRescalesLive(this.plan, stage) ? { ...shape, partitions: this.partitions.get(stage.id)! } : shape;
     });
   }
 
@@ -261,8 +274,16 @@ class JobInstance implements RunningJob {
     this.control.routeKeyGroup(operatorId, keyGroup, toSubtask);
   }
 
-  resizeKeyedStage(operatorId: string, parallelism: number): Promise<void> {
-    return this.control.resizeKeyedStage(operatorId, parallelism);
+  resizeStage(stageId: string, parallelism: number): Promise<void> {
+    return this.control.resizeStage(stageId, parallelism);
+  }
+
+  releaseSourcePartition(sourceId: string, partition: number): Promise<PartitionHandover> {
+    return this.control.releaseSourcePartition(sourceId, partition);
+  }
+
+  adoptSourcePartition(sourceId: string, partition: number, toSubtask: number, handover: PartitionHandover): Promise<void> {
+    return this.control.adoptSourcePartition(sourceId, partition, toSubtask, handover);
   }
 
   releaseKeyGroup(operatorId: string, keyGroup: number, toSubtask: number): Promise<KeyGroupHandover> {

@@ -6,6 +6,7 @@ import type { RoutingTable } from '../keygroups';
 import type { SinkEpoch } from './connectors/exactly-once-sink';
 import type { KeyGroupMove } from './exchange/exchange';
 import type { KeyGroupHandover } from './key-group-moves';
+import type { PartitionHandover } from './connectors/sources';
 import type { ParallelismOption } from './plan';
 import type { Clock } from './ports';
 import type { SubtaskSnapshot } from './subtask';
@@ -73,11 +74,14 @@ export interface RunJobOptions {
    */
   readonly routing?: Readonly<Record<string, readonly number[]>>;
   /**
-   * With the Kafka exchange: this process joins a run that is running (a live rescale). Its keyed subtasks start
-   * owning no key group and wait for some to be moved to them (a subtask given none otherwise ends at once); the
-   * first one adopted brings the old owner's broadcast state and event time.
+   * With the Kafka exchange: this process joins a run that is running (a live rescale); `parallelism` is the run's
+   * before it. Its keyed subtasks start owning no key group and wait for some to be moved to them (a subtask given
+   * none otherwise ends at once); the first one adopted brings the old owner's broadcast state and event time. A
+   * source that rescales live (plan.ts, sourceRescalesLive) is planned at the new parallelism and its subtasks here
+   * start reading no partition, waiting for some to be moved to them; any other source keeps the run's parallelism
+   * before, and none of its subtasks runs here.
    */
-  readonly joining?: boolean;
+  readonly joining?: { readonly parallelism: Readonly<Record<string, number>> };
   /**
    * With the Kafka exchange, on a fresh start: how the run's processes hear of each other's broadcast subtasks
    * catching up (broadcast-bootstrap.ts), so every process's data sources wait until the broadcast input that was
@@ -101,6 +105,8 @@ export interface StageShape {
   readonly feeds: readonly string[];
   /** Keyed stages whose broadcast input this stage writes. */
   readonly broadcastFeeds: readonly string[];
+  /** A source that rescales live (a Kafka source feeding only keyBy edges): its topic's partition count. */
+  readonly partitions?: number;
 }
 
 export class JobRunError extends Error {
@@ -138,10 +144,18 @@ export interface RunningJob {
    */
   routeKeyGroup(operatorId: string, keyGroup: number, toSubtask: number): void;
   /**
-   * A live rescale changed a keyed stage's subtask count (its key groups have moved already): this process's routing
-   * table and shape() say so from now on. The process's own subtasks stay as they are.
+   * A live rescale changed a stage's subtask count (its key groups or source partitions have moved already): this
+   * process's routing table, its barriers and shape() say so from now on, and its subtasks that retired end their
+   * output channels. The process's own subtasks stay as they are.
    */
-  resizeKeyedStage(operatorId: string, parallelism: number): Promise<void>;
+  resizeStage(stageId: string, parallelism: number): Promise<void>;
+  /**
+   * A live rescale's move of a source partition between processes, in two halves run by the old and the new owner's
+   * process: the release stops reading it between two polls and resolves once everything read from it is in the
+   * exchange; the adopt reads on from that offset. Only between checkpoints.
+   */
+  releaseSourcePartition(sourceId: string, partition: number): Promise<PartitionHandover>;
+  adoptSourcePartition(sourceId: string, partition: number, toSubtask: number, handover: PartitionHandover): Promise<void>;
   /** The image of one key group of a keyed operator, taken in-band after every record routed to it so far. */
   snapshotKeyGroup(operatorId: string, keyGroup: number): Promise<Uint8Array>;
   restoreKeyGroup(operatorId: string, keyGroup: number, image: Uint8Array): Promise<void>;

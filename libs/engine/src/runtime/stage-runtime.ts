@@ -25,6 +25,8 @@ export interface StageRuntime {
   /** Subtask indexes this process runs. Arrays above are indexed by subtask and hold only these. */
   readonly local: readonly number[];
   routing?: RoutingTable;
+  /** A source's subtasks across the run now (planned, then as a live rescale changed it). */
+  sourceParallelism?: number;
   exchange?: MemoryKeyedExchange;
   broadcast?: MemoryBroadcastExchange;
   topic?: string;

@@ -120,6 +120,24 @@ export class SourceWatermarks {
     for (const p of partitions) this.lastActive.set(p, now);
   }
 
+  /**
+   * A partition this subtask reads from now on (a live rescale moved it here), its event time where its old owner had
+   * it: the highest timestamp seen there, or null if none was.
+   */
+  add(partition: number, maxTimestamp: number | null, now: number): void {
+    if (maxTimestamp !== null) this.maxTs.set(partition, maxTimestamp);
+    this.lastActive.set(partition, now);
+    this.idleEmitted = false;
+  }
+
+  /** Stops tracking a partition moved away; returns its highest timestamp seen (for its new owner), or null. */
+  remove(partition: number): number | null {
+    const max = this.maxTs.get(partition);
+    this.maxTs.delete(partition);
+    this.lastActive.delete(partition);
+    return max ?? null;
+  }
+
   observe(partition: number, timestamp: number, now: number): void {
     const prev = this.maxTs.get(partition);
     if (prev === undefined || timestamp > prev) this.maxTs.set(partition, timestamp);
@@ -138,7 +156,8 @@ export class SourceWatermarks {
       if (mark < min) min = mark;
     }
     if (active === 0) {
-      if (this.idleEmitted || this.lastActive.size === 0) return null;
+      // A subtask that reads no partition (yet, or any more after a live rescale) is idle once it had emitted time.
+      if (this.idleEmitted || (this.lastActive.size === 0 && this.emitted === MIN_WATERMARK)) return null;
       this.idleEmitted = true;
       return 'idle';
     }

@@ -30,6 +30,12 @@ export interface SourceStart {
   /** Generator: the next index of this subtask. */
   readonly generatorIndex?: number;
   readonly bootstrap?: SourceBootstrap;
+  /**
+   * Kafka: the partitions this subtask reads (default: dealt round-robin over the source's subtasks, what a live
+   * rescale leaves too) and whether the others stand by for a live rescale to move here.
+   */
+  readonly partitions?: readonly number[];
+  readonly standby?: boolean;
 }
 
 /** A source subtask: a pump that reads on its own, or a memory input the test driver feeds. */
@@ -54,12 +60,12 @@ export class ConnectorRegistry {
     const { tenantId, jobId } = this.settings;
     switch (spec.kind) {
       case 'kafka': {
-        // Partitions are dealt round-robin over the source's subtasks.
-        const count = this.partitions.get(root.id)!;
-        const mine = Array.from({ length: count }, (_, p) => p).filter((p) => p % stage.parallelism === index);
+        const all = Array.from({ length: this.partitions.get(root.id)! }, (_, p) => p);
+        const mine = start.partitions ?? sourcePartitionsOf(all.length, stage.parallelism, index);
+        const standby = start.standby ? all.filter((p) => !mine.includes(p)) : [];
         const out = new SourceOutput(root.id, queue, spec, mine, env, router);
         const readerId = `weir-${tenantId}-${jobId}-${root.id}-${index}`;
-        return { pump: new KafkaPump(this.kafka(`source "${root.id}"`), readerId, spec, mine, out, start.offsets, start.bootstrap) };
+        return { pump: new KafkaPump(this.kafka(`source "${root.id}"`), readerId, spec, mine, out, start.offsets, start.bootstrap, standby) };
       }
       case 'generator': {
         const out = new SourceOutput(root.id, queue, spec, [0], env, router);
@@ -122,4 +128,9 @@ export class ConnectorRegistry {
     if (!this.settings.kafka) throw new JobRunError(`${what} uses Kafka but no KafkaConnector was given`);
     return this.settings.kafka;
   }
+}
+
+/** Partitions are dealt round-robin over a source's subtasks: subtask i of n reads every partition p with p % n = i. */
+export function sourcePartitionsOf(partitions: number, subtasks: number, subtask: number): number[] {
+  return Array.from({ length: partitions }, (_, p) => p).filter((p) => p % subtasks === subtask);
 }

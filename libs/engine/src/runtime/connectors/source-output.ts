@@ -98,6 +98,22 @@ export class SourceOutput {
     else if (typeof next === 'number') this.queue.offer({ kind: 'watermark', channel: 0, watermark: next });
   }
 
+  /**
+   * A live rescale moved a partition here: its event time continues from the old owner's highest timestamp, and the
+   * watermark that allows goes out at once, ahead of the partition's first records here.
+   */
+  addPartition(partition: number, maxTimestamp: number | null): void {
+    this.watermarks?.add(partition, maxTimestamp, this.env.clock.now());
+    this.tick();
+  }
+
+  /** A partition moved away: it no longer holds this subtask's watermark back. Returns its highest timestamp seen. */
+  removePartition(partition: number): number | null {
+    const max = this.watermarks?.remove(partition) ?? null;
+    this.tick();
+    return max;
+  }
+
   /** An explicit watermark (test driver). */
   watermark(watermark: number): void {
     this.queue.offer({ kind: 'watermark', channel: 0, watermark });

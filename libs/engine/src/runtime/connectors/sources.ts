@@ -211,11 +211,21 @@ export class GeneratorPump extends PumpBase implements SourcePump {
   }
 }
 
+/** Where a source partition's reading goes on when a live rescale moves it to another subtask. */
+export interface PartitionHandover {
+  /** The next offset to read: the old owner offered everything before it. */
+  readonly offset: string;
+  /** The highest event time the old owner saw in it (its watermark continues from there), or null. */
+  readonly maxTimestamp: number | null;
+}
+
 /** Kafka source subtask: explicit partition assignments, engine-owned offsets, per-partition watermarks. */
 export class KafkaPump extends PumpBase implements SourcePump {
   private readonly reader: KafkaReader;
   /** Per partition: the offset after the last record offered to the subtask (what a barrier stands for). */
   private readonly offered = new Map<string, string>();
+  /** Partition moves (a live rescale) wait for the loop to be between polls: everything polled is offered then. */
+  private readonly changes: ((stopped?: boolean) => Promise<void>)[] = [];
 
   constructor(
     kafka: KafkaConnector,
@@ -225,6 +235,8 @@ export class KafkaPump extends PumpBase implements SourcePump {
     out: SourceOutput,
     startOffsets?: ReadonlyMap<number, string>,
     bootstrap?: SourceBootstrap,
+    /** The topic's other partitions, which a live rescale may move here (assigned, never fetched until then). */
+    standby: readonly number[] = [],
   ) {
     super(out, bootstrap);
     this.reader = kafka.reader({
@@ -234,9 +246,48 @@ export class KafkaPump extends PumpBase implements SourcePump {
         partition,
         offset: startOffsets?.get(partition) ?? spec.startFrom,
       })),
+      standby: standby.map((partition) => ({ topic: spec.topic, partition })),
       maxBufferedRecords: 20_000,
     });
     for (const p of partitions) this.offered.set(`${spec.topic}:${p}`, startOffsets?.get(p) ?? spec.startFrom);
+  }
+
+  /**
+   * Stops reading a partition between two polls, after everything polled from it was offered to the subtask, and
+   * says where its new owner reads on. Barriers offered from now on leave it out.
+   */
+  releasePartition(partition: number): Promise<PartitionHandover> {
+    return this.change(async () => {
+      const key = `${this.spec.topic}:${partition}`;
+      if (!this.offered.has(key)) throw new Error(`this subtask does not read partition ${partition} of "${this.spec.topic}"`);
+      // The reader's position moves past transaction markers too; before its first fetch it has none yet.
+      const offset = this.reader.positions().get(key) ?? this.offered.get(key)!;
+      this.reader.deactivate(this.spec.topic, partition);
+      this.offered.delete(key);
+      return { offset, maxTimestamp: this.out.removePartition(partition) };
+    });
+  }
+
+  /** Reads a partition moved here from its old owner's offset on; its watermark goes out before its first record. */
+  adoptPartition(partition: number, handover: PartitionHandover): Promise<void> {
+    return this.change(async () => {
+      this.offered.set(`${this.spec.topic}:${partition}`, handover.offset);
+      this.out.addPartition(partition, handover.maxTimestamp);
+      await this.reader.activate(this.spec.topic, partition, handover.offset);
+    });
+  }
+
+  /** Partitions this subtask reads now. */
+  get partitions(): number[] {
+    return [...this.offered.keys()].map((key) => Number(key.slice(key.lastIndexOf(':') + 1)));
+  }
+
+  /** Runs `fn` between two polls (once the reader started); rejected if the pump stops first. */
+  private change<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.stopped) return Promise.reject(new Error('the source is not running'));
+    return new Promise<T>((resolve, reject) =>
+      this.changes.push((stopped) => (stopped ? Promise.resolve(reject(new Error('the source stopped'))) : fn().then(resolve, reject))),
+    );
   }
 
   protected barrierPositions(): Record<string, string> {
@@ -248,6 +299,7 @@ export class KafkaPump extends PumpBase implements SourcePump {
     try {
       let ends = this.bootstrap.caughtUp ? this.endOffsetsAtStart() : null;
       while (!this.stopped) {
+        while (this.changes.length > 0) await this.changes.shift()!();
         if (ends && this.reached(ends)) {
           ends = null;
           this.bootstrap.caughtUp!();
@@ -261,6 +313,8 @@ export class KafkaPump extends PumpBase implements SourcePump {
         await this.emitByPartition(records);
       }
     } finally {
+      // Changes still waiting will never run: their callers learn so.
+      for (const change of this.changes.splice(0)) void change(true);
       await this.reader.close();
     }
   }
