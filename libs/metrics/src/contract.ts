@@ -44,6 +44,12 @@ export interface SubtaskMetricsSnapshot extends SubtaskIdentity {
   /** Wall clock minus the current watermark, ms; null before the first watermark. */
   readonly watermarkLagMs: number | null;
   readonly deadLettered: number;
+  /**
+   * A Kafka source subtask's records behind the log end when the snapshot was taken, summed over the partitions it
+   * reads (the autoscaler's backlog to drain); null for other subtasks and other sources. Snapshots from before the
+   * field existed lack it: readers take a missing one as null (`sourceBacklogOf`).
+   */
+  readonly sourceBacklog: number | null;
 }
 
 /** Latency percentiles and max in milliseconds (µs resolution, 3 significant digits), and the sample count. */
@@ -69,4 +75,6 @@ export interface JobMetricsSummary {
   readonly watermarkLagMs: number | null;
   readonly heavyKeys: readonly HeavyKey[];
   readonly deadLettered: number;
+  /** Records behind the log end over every Kafka source subtask; null when none reported a backlog. */
+  readonly sourceBacklog: number | null;
 }

@@ -27,3 +27,4 @@ export {
 } from './subtask-metrics';
 export { summarizeJob, summarizeOperators, type JobSummaryOptions, type OperatorMetricsSummary } from './summarize-job';
 export { renderPrometheus, PROMETHEUS_CONTENT_TYPE } from './prometheus';
+export { sourceBacklogOf, totalSourceBacklog } from './source-backlog';

@@ -29,6 +29,7 @@ describe('renderPrometheus', () => {
         processingLatency: encodedLatencies([2, 4]),
         watermarkLagMs: 1500,
         deadLettered: 3,
+        sourceBacklog: 2500,
         fromMs: 0,
         toMs: 5000,
       }),
@@ -58,6 +59,9 @@ describe('renderPrometheus', () => {
     expect(value('weir_event_time_latency_samples', subtask0)).toBe(1000);
     expect(value('weir_processing_latency_samples', subtask0)).toBe(2);
     expect(value('weir_watermark_lag_seconds', subtask0)).toBe(1.5);
+    expect(value('weir_source_backlog_records', subtask0)).toBe(2500);
+    // Only a subtask reporting a backlog has the series (a missing figure is not a backlog of 0).
+    expect(families.get('weir_source_backlog_records')!.samples).toHaveLength(1);
     expect(value('weir_dead_lettered_records', subtask0)).toBe(3);
     expect(value('weir_metrics_interval_seconds', subtask0)).toBe(5);
     // Four quantiles for each of two subtasks; no watermark series for the subtask without a watermark.

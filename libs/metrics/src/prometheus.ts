@@ -1,5 +1,6 @@
 import type { LatencySummary, SubtaskMetricsSnapshot } from './contract';
 import { LatencyRecorder } from './latency-recorder';
+import { sourceBacklogOf } from './source-backlog';
 
 /** The Content-Type of the text exposition format (version 0.0.4), as prom-client's Registry uses. */
 export const PROMETHEUS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
@@ -58,6 +59,7 @@ export function renderPrometheus(snapshots: readonly SubtaskMetricsSnapshot[]): 
     'Processing-time latencies recorded in the interval.',
   );
   const watermarkLag = gauge('weir_watermark_lag_seconds', 'Wall clock minus the current watermark.');
+  const sourceBacklog = gauge('weir_source_backlog_records', "Records a Kafka source subtask is behind the log end, over its partitions.");
   const deadLettered = gauge('weir_dead_lettered_records', 'Records sent to the dead-letter topic in the interval.');
   const interval = gauge('weir_metrics_interval_seconds', 'Length of the interval the other gauges describe.');
 
@@ -71,6 +73,8 @@ export function renderPrometheus(snapshots: readonly SubtaskMetricsSnapshot[]): 
     latencySamples(snapshot.eventTimeLatency, labels, eventLatency, eventLatencyMax, eventLatencyCount);
     latencySamples(snapshot.processingLatency, labels, processingLatency, processingLatencyMax, processingLatencyCount);
     if (snapshot.watermarkLagMs !== null) sample(watermarkLag, labels, msToSeconds(snapshot.watermarkLagMs));
+    const backlog = sourceBacklogOf(snapshot);
+    if (backlog !== null) sample(sourceBacklog, labels, backlog);
     sample(deadLettered, labels, snapshot.deadLettered);
     sample(interval, labels, msToSeconds(snapshot.toMs - snapshot.fromMs));
   }
@@ -88,6 +92,7 @@ export function renderPrometheus(snapshots: readonly SubtaskMetricsSnapshot[]): 
     processingLatencyMax,
     processingLatencyCount,
     watermarkLag,
+    sourceBacklog,
     deadLettered,
     interval,
   ];

@@ -27,7 +27,7 @@ describe('SubtaskMetrics', () => {
     metrics.enter('idle', 10_800);
     metrics.onDeadLetter(2);
 
-    const snapshot = metrics.snapshot(12_000, 11_500);
+    const snapshot = metrics.snapshot(12_000, 11_500, 42);
     expect(snapshot).toMatchObject({
       ...identity,
       fromMs: 10_000,
@@ -42,6 +42,7 @@ describe('SubtaskMetrics', () => {
       keyGroupCounts: { 1: 5, 2: 1, 3: 1 },
       watermarkLagMs: 500,
       deadLettered: 2,
+      sourceBacklog: 42,
     });
     expect(snapshot.heavyKeys[0]).toEqual({ key: 'a', keyGroup: 1, count: 5, error: 0 });
     const eventTime = LatencyRecorder.summarize([snapshot.eventTimeLatency]);
@@ -73,6 +74,8 @@ describe('SubtaskMetrics', () => {
       heavyKeys: [],
       watermarkLagMs: null,
       deadLettered: 0,
+      // Not a source reading Kafka: no backlog, which is not a backlog of 0.
+      sourceBacklog: null,
     });
     expect(LatencyRecorder.summarize([next.eventTimeLatency]).count).toBe(0);
   });

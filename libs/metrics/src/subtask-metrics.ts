@@ -179,9 +179,10 @@ export class SubtaskMetrics {
 
   /**
    * Closes the interval at nowMs, returns what it saw, and starts the next one. `watermarkMs` is the subtask's
-   * current watermark (null before the first one); its lag is nowMs − watermark.
+   * current watermark (null before the first one); its lag is nowMs − watermark. `sourceBacklog` is what a Kafka
+   * source subtask is behind the log end now (the engine reads it off its reader); null for every other subtask.
    */
-  snapshot(nowMs: number, watermarkMs: number | null): SubtaskMetricsSnapshot {
+  snapshot(nowMs: number, watermarkMs: number | null, sourceBacklog: number | null = null): SubtaskMetricsSnapshot {
     const recordsIn = this.recordsIn.take(nowMs);
     const recordsOut = this.recordsOut.take(nowMs);
     const deadLettered = this.deadLetters.take(nowMs);
@@ -204,6 +205,7 @@ export class SubtaskMetrics {
       heavyKeys,
       watermarkLagMs: watermarkMs === null ? null : nowMs - watermarkMs,
       deadLettered: deadLettered.count,
+      sourceBacklog,
     };
     this.eventTimeLatency.reset();
     this.processingLatency.reset();

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import type { SubtaskMetricsSnapshot } from './contract';
 import { MetricsArgumentError } from './errors';
 import { LatencyRecorder } from './latency-recorder';
 import { summarizeJob, summarizeOperators } from './summarize-job';
@@ -18,8 +19,8 @@ describe('summarizeJob', () => {
   const sinkA = latencies(1, 900);
   const sinkB = latencies(5000, 5099);
   const snapshots = [
-    snapshotOf({ operatorId: 'source', subtask: 0, recordsInPerSec: 100, recordsOutPerSec: 100, busyMsPerSec: 200 }),
-    snapshotOf({ operatorId: 'source', subtask: 1, recordsInPerSec: 300, recordsOutPerSec: 300, busyMsPerSec: 400 }),
+    snapshotOf({ operatorId: 'source', subtask: 0, recordsInPerSec: 100, recordsOutPerSec: 100, busyMsPerSec: 200, sourceBacklog: 1_000 }),
+    snapshotOf({ operatorId: 'source', subtask: 1, recordsInPerSec: 300, recordsOutPerSec: 300, busyMsPerSec: 400, sourceBacklog: 500 }),
     snapshotOf({
       operatorId: 'sink',
       subtask: 0,
@@ -68,6 +69,7 @@ describe('summarizeJob', () => {
         { key: 'warm', keyGroup: 5, count: 60, error: 1 },
       ],
       deadLettered: 3,
+      sourceBacklog: 1_500,
     });
     expect(summary.eventTimeLatency.p95).toBeGreaterThan(5000);
   });
@@ -81,6 +83,13 @@ describe('summarizeJob', () => {
 
   it('has a null watermark lag when no subtask has a watermark yet', () => {
     expect(summarizeJob([snapshotOf()]).watermarkLagMs).toBeNull();
+  });
+
+  it('reads a snapshot from before the source backlog existed as reporting none', () => {
+    const { sourceBacklog: _, ...older } = snapshotOf({ operatorId: 'source' });
+    const summary = summarizeJob([older as SubtaskMetricsSnapshot, snapshotOf({ operatorId: 'source', subtask: 1, sourceBacklog: 7 })]);
+    expect(summary.sourceBacklog).toBe(7);
+    expect(summarizeJob([older as SubtaskMetricsSnapshot]).sourceBacklog).toBeNull();
   });
 
   it('refuses an empty list and snapshots of different jobs', () => {
@@ -98,6 +107,7 @@ describe('summarizeJob', () => {
         busyMsPerSec: { max: 400, mean: 300 },
         backpressuredMsPerSec: { max: 0, mean: 0 },
         deadLettered: 0,
+        sourceBacklog: 1_500,
       },
       {
         operatorId: 'sink',
@@ -107,6 +117,7 @@ describe('summarizeJob', () => {
         busyMsPerSec: { max: 900, mean: 500 },
         backpressuredMsPerSec: { max: 300, mean: 200 },
         deadLettered: 3,
+        sourceBacklog: null,
       },
     ]);
   });

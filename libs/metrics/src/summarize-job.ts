@@ -2,6 +2,7 @@ import type { JobMetricsSummary, SubtaskMetricsSnapshot } from './contract';
 import { MetricsArgumentError } from './errors';
 import { mergeHeavyKeysAcrossOperators, mergeHeavyKeysOfOperator } from './heavy-key-merge';
 import { LatencyRecorder } from './latency-recorder';
+import { totalSourceBacklog } from './source-backlog';
 
 export interface JobSummaryOptions {
   /** Operators whose records in are the job's input. Default: every operator (right for single-operator jobs). */
@@ -24,6 +25,8 @@ export interface OperatorMetricsSummary {
   readonly busyMsPerSec: { readonly max: number; readonly mean: number };
   readonly backpressuredMsPerSec: { readonly max: number; readonly mean: number };
   readonly deadLettered: number;
+  /** Records behind the log end over the operator's Kafka source subtasks; null when none reported a backlog. */
+  readonly sourceBacklog: number | null;
 }
 
 /**
@@ -33,7 +36,8 @@ export interface OperatorMetricsSummary {
  * - latency: the sink subtasks' HDR histograms merged, then summarised (never an average of percentiles);
  * - watermark lag: the largest lag of any subtask (the job's watermark is the minimum), null if none has one;
  * - heavy keys: merged per operator, then the hottest operator's estimate per key (see heavy-key-merge.ts);
- * - dead-lettered: the sum.
+ * - dead-lettered: the sum;
+ * - source backlog: the sum over subtasks that report one (Kafka sources), null when none does.
  */
 export function summarizeJob(
   snapshots: readonly SubtaskMetricsSnapshot[],
@@ -75,6 +79,7 @@ export function summarizeJob(
       heavyKeys,
     ),
     deadLettered: sum(snapshots.map((s) => s.deadLettered)),
+    sourceBacklog: totalSourceBacklog(snapshots),
   };
 }
 
@@ -88,6 +93,7 @@ export function summarizeOperators(snapshots: readonly SubtaskMetricsSnapshot[])
     busyMsPerSec: maxAndMean(subtasks.map((s) => s.busyMsPerSec)),
     backpressuredMsPerSec: maxAndMean(subtasks.map((s) => s.backpressuredMsPerSec)),
     deadLettered: sum(subtasks.map((s) => s.deadLettered)),
+    sourceBacklog: totalSourceBacklog(subtasks),
   }));
 }
 

@@ -122,6 +122,7 @@ export function snapshotOf(tenantId: string, jobId: string, fields: Partial<Subt
     heavyKeys: [{ key: 'user-1', keyGroup: 3, count: 500, error: 0 }],
     watermarkLagMs: 250,
     deadLettered: 0,
+    sourceBacklog: null,
     ...rest,
   };
 }

@@ -11,7 +11,7 @@ function snapshot(subtask: number, latencies: number[], fields: Partial<SubtaskM
   return {
     tenantId: 't1', jobId: 'd1', operatorId: 'op', subtask, fromMs: 1_000, toMs: 2_000, recordsIn: 10, recordsOut: 10,
     recordsInPerSec: 100, recordsOutPerSec: 90, busyMsPerSec: 100 * (subtask + 1), backpressuredMsPerSec: 0, idleMsPerSec: 0,
-    eventTimeLatency: encoded, processingLatency: encoded, keyGroupCounts: {}, heavyKeys: [], watermarkLagMs: null, deadLettered: 1,
+    eventTimeLatency: encoded, processingLatency: encoded, keyGroupCounts: {}, heavyKeys: [], watermarkLagMs: null, deadLettered: 1, sourceBacklog: null,
     ...fields,
   };
 }

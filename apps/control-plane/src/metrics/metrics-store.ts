@@ -1,6 +1,6 @@
 import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
 import type { WeirConfig } from '@weir/config';
-import type { SubtaskMetricsSnapshot } from '@weir/metrics';
+import { sourceBacklogOf, type SubtaskMetricsSnapshot } from '@weir/metrics';
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { ROOT_LOGGER, WEIR_CONFIG } from '../control-plane-options';
@@ -142,7 +142,9 @@ function parseStored(value: string): StoredSnapshot | undefined {
   if (first < 0 || second < 0) return undefined;
   const receivedAt = Number(value.slice(first + 1, second));
   try {
-    return { receivedAt, snapshot: JSON.parse(value.slice(second + 1)) as SubtaskMetricsSnapshot };
+    const snapshot = JSON.parse(value.slice(second + 1)) as SubtaskMetricsSnapshot;
+    // Stored by a control plane from before the source backlog: it reported none.
+    return { receivedAt, snapshot: { ...snapshot, sourceBacklog: sourceBacklogOf(snapshot) } };
   } catch {
     return undefined;
   }

@@ -24,6 +24,7 @@ function snapshot(operatorId: string, subtask: number, keyGroupCounts: Record<nu
     heavyKeys: [],
     watermarkLagMs: null,
     deadLettered: 0,
+    sourceBacklog: null,
   };
 }
 

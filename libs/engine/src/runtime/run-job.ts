@@ -220,7 +220,8 @@ class JobInstance implements RunningJob {
     const now = this.clock.now();
     const out: SubtaskMetricsSnapshot[] = [];
     for (const rt of this.stages.values()) {
-      for (const i of rt.local) out.push(rt.metrics[i].snapshot(now, rt.subtasks[i].currentWatermark));
+      // A Kafka source subtask's backlog rides along: the autoscaler drains it (other subtasks report null).
+      for (const i of rt.local) out.push(rt.metrics[i].snapshot(now, rt.subtasks[i].currentWatermark, rt.pumps[i]?.backlog?.() ?? null));
     }
     return out;
   }

@@ -22,6 +22,7 @@ export function snapshotOf(overrides: Partial<SubtaskMetricsSnapshot> = {}): Sub
     heavyKeys: [],
     watermarkLagMs: null,
     deadLettered: 0,
+    sourceBacklog: null,
     ...overrides,
   };
 }

@@ -28,6 +28,7 @@ const snapshot = {
   heavyKeys: [{ key: 'card-1', keyGroup: 7, count: 5, error: 0 }],
   watermarkLagMs: null,
   deadLettered: 0,
+  sourceBacklog: 120,
 };
 
 describe('worker events', () => {
@@ -53,6 +54,13 @@ describe('worker events', () => {
     const event = { v: 1, type: 'worker.heartbeat', worker, seq: 1, sentAt: 2, runningSubtasks: [] };
     expect(workerEventSchema.safeParse({ ...event, metrics: [{ ...snapshot, recordsIn: -1 }] }).success).toBe(false);
     expect(workerEventSchema.safeParse({ ...event, metrics: [{ ...snapshot, keyGroupCounts: { x: 1 } }] }).success).toBe(false);
+    expect(workerEventSchema.safeParse({ ...event, metrics: [{ ...snapshot, sourceBacklog: -1 }] }).success).toBe(false);
+  });
+
+  it('reads a snapshot from a worker that sends no source backlog as reporting none', () => {
+    const { sourceBacklog: _, ...older } = snapshot;
+    const parsed = workerEventSchema.parse({ v: 1, type: 'worker.heartbeat', worker, seq: 1, sentAt: 2, runningSubtasks: [], metrics: [older] });
+    expect(parsed.type === 'worker.heartbeat' && parsed.metrics?.[0].sourceBacklog).toBeNull();
   });
 });
 

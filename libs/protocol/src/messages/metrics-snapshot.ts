@@ -30,6 +30,8 @@ export const metricsSnapshotSchema = z.object({
   ).readonly(),
   watermarkLagMs: z.number().nullable(),
   deadLettered: nonNegative,
+  // Optional on the wire: a worker from before the field sends none, read as null (no backlog reported).
+  sourceBacklog: nonNegative.nullable().default(null),
 });
 export type MetricsSnapshotMessage = z.infer<typeof metricsSnapshotSchema>;
 

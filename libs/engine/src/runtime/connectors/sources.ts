@@ -19,6 +19,11 @@ export interface SourcePump {
   resume?(): void;
   /** An exchange reader hears of every checkpoint triggered in its process (one owning no key group passes it). */
   onCheckpointTrigger?(checkpointId: number): void;
+  /**
+   * Records behind the log end over the partitions it reads now (Kafka only: other sources have no log end). Read
+   * once per metrics snapshot, never per record.
+   */
+  backlog?(): number;
 }
 
 /**
@@ -321,6 +326,17 @@ export class KafkaPump extends PumpBase implements SourcePump {
 
   positions(): ReadonlyMap<string, string> {
     return this.reader.positions();
+  }
+
+  /**
+   * The reader's lag (high watermark last fetched minus position) over the partitions this subtask reads: standby
+   * partitions, which a live rescale may move here, are another subtask's backlog until then.
+   */
+  backlog(): number {
+    const lag = this.reader.lag();
+    let total = 0;
+    for (const key of this.offered.keys()) total += lag.get(key) ?? 0;
+    return total;
   }
 
   /**
