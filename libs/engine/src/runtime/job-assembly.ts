@@ -25,7 +25,10 @@ import type { ChainEnvLike, Clock } from './ports';
 import { restoredExchangePositions, restoredGeneratorIndex, restoredOffsets, restoredParts, restoreKeyed } from './restore';
 import type { RunJobOptions, SubtaskContext } from './running-job';
 import type { StageRuntime } from './stage-runtime';
-import { Subtask } from './subtask';
+import { KeyedSubtask } from './keyed-subtask';
+import { SourceSubtask } from './source-subtask';
+import type { SubtaskSnapshot } from './subtask';
+import { SubtaskOutputs } from './subtask-outputs';
 
 export class JobAssembly {
   constructor(
@@ -113,19 +116,23 @@ export class JobAssembly {
       }
     }
     const reader = exchangeReader;
-    rt.subtasks[index] = new Subtask({
-      stageId: stage.id,
-      env,
-      queue: rt.queues[index],
-      head,
-      terminals,
-      operator,
-      dataChannels: stage.dataInput ? this.channelsOf(stage.dataInput.stageId) : 1,
-      broadcastChannels: stage.broadcastInput ? this.channelsOf(stage.broadcastInput.stageId) : 0,
-      onSnapshot: (checkpointId, snapshot) => this.checkpoints.onSnapshot(checkpointId, snapshot),
-      ...(reader ? { exchangePositions: () => reader.exchangePositions() } : {}),
-      ...(operator && this.options.subtaskRecordsPerSecond ? { recordsPerSecond: this.options.subtaskRecordsPerSecond } : {}),
-    });
+    const outputs = new SubtaskOutputs(env, terminals);
+    const onSnapshot = (checkpointId: number, snapshot: SubtaskSnapshot) => this.checkpoints.onSnapshot(checkpointId, snapshot);
+    rt.subtasks[index] = operator
+      ? new KeyedSubtask({
+          stageId: stage.id,
+          env,
+          queue: rt.queues[index],
+          operator,
+          head,
+          outputs,
+          dataChannels: this.channelsOf(stage.dataInput!.stageId),
+          broadcastChannels: stage.broadcastInput ? this.channelsOf(stage.broadcastInput.stageId) : 0,
+          onSnapshot,
+          ...(reader ? { exchangePositions: () => reader.exchangePositions() } : {}),
+          ...(this.options.subtaskRecordsPerSecond ? { recordsPerSecond: this.options.subtaskRecordsPerSecond } : {}),
+        })
+      : new SourceSubtask({ stageId: stage.id, env, queue: rt.queues[index], head, outputs, onSnapshot });
   }
 
   private channelsOf(stageId: string): number {
