@@ -11,6 +11,7 @@ import { InfrastructureModule } from './infrastructure/infrastructure.module';
 import { MetricsModule } from './metrics/metrics.module';
 import { KeyGroupMovesModule } from './moves/key-group-moves.module';
 import { PartitionerModule } from './partitioner/partitioner.module';
+import { AutoscalerModule } from './autoscaler/autoscaler.module';
 import { RulesModule } from './rules/rules.module';
 import { SavepointsModule } from './savepoints/savepoints.module';
 import { SlosModule } from './slos/slos.module';
@@ -24,7 +25,7 @@ export class AppModule {
     return {
       module: AppModule,
       global: true,
-      imports: [InfrastructureModule, EventsModule, HealthModule, WorkersModule, TenancyModule, IdempotencyModule, BundlesModule, MetricsModule, SlosModule, GraphqlModule, DeploymentsModule, RulesModule, SavepointsModule, KeyGroupMovesModule, PartitionerModule],
+      imports: [InfrastructureModule, EventsModule, HealthModule, WorkersModule, TenancyModule, IdempotencyModule, BundlesModule, MetricsModule, SlosModule, GraphqlModule, DeploymentsModule, RulesModule, SavepointsModule, KeyGroupMovesModule, PartitionerModule, AutoscalerModule],
       providers: [
         { provide: CONTROL_PLANE_OPTIONS, useValue: options },
         { provide: WEIR_CONFIG, useValue: options.config },

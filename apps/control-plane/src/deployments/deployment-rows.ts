@@ -8,7 +8,7 @@ export const RESCALE_JSON = `json_build_object('rescaleId', s.rescale_id, 'runNo
 
 /** Column lists and row → model mapping shared by the API's and the reconciler's SQL. */
 export const DEPLOYMENT_COLUMNS = `tenant_id, id, name, bundle_id, parallelism, config, desired_state, status, status_reason,
-  pending_upgrade, pending_parallelism, pending_rescale_mode, pending_stop, partitioner_mode, run_no, created_at, updated_at, status_changed_at,
+  pending_upgrade, pending_parallelism, pending_rescale_mode, pending_stop, partitioner_mode, autoscaler_mode, run_no, created_at, updated_at, status_changed_at,
   (SELECT json_build_object('snapshotId', r.snapshot_id, 'location', r.location, 'origin', r.origin, 'reason', r.reason,
      'allowNonRestoredState', r.allow_non_restored_state)
    FROM deployment_restores r WHERE r.deployment_id = deployments.id) AS pending_restore,
@@ -37,6 +37,7 @@ export interface DeploymentRow {
   pending_stop: Deployment['pendingStop'];
   pending_restore: Deployment['pendingRestore'];
   partitioner_mode: Deployment['partitionerMode'];
+  autoscaler_mode: Deployment['autoscalerMode'];
   /** The open run's layout columns (processes '[]' for a run placed before layouts were recorded); null when none is open. */
   open_run: { runNo: number; workerId: string; subtasks: DeploymentRun['subtasks']; processes: DeploymentRun['processes'] } | null;
   /** The latest live rescale, its timestamps as JSON strings; null when none. */
@@ -64,6 +65,7 @@ export function toDeployment(r: DeploymentRow): Deployment {
     pendingRestore: r.pending_restore,
     pendingStop: r.pending_stop,
     partitionerMode: r.partitioner_mode,
+    autoscalerMode: r.autoscaler_mode,
     runNo: r.run_no,
     layout: r.open_run ? { runNo: r.open_run.runNo, processes: processesOf(r.open_run) } : null,
     rescale: r.rescale ? toRescale(r.rescale) : null,

@@ -74,6 +74,17 @@ export const PARTITIONER_MODES = ['off', 'recommend', 'auto'] as const;
 export type PartitionerMode = (typeof PARTITIONER_MODES)[number];
 export const DEFAULT_PARTITIONER_MODE: PartitionerMode = 'recommend';
 
+/**
+ * What the autoscaler may do with a deployment (docs/partitioner.md, "Autoscaler"): `off` never looks at it;
+ * `recommend` (the default) records and pushes its decisions and changes nothing; `auto` also asks for each SCALE_UP
+ * or SCALE_DOWN as a live rescale. Recommend by default for the partitioner's reasons and one more: a rescale moves
+ * key groups (their pauses) and takes slots of the fleet and of the tenant's quota, so a tenant who has seen what the
+ * autoscaler would do, and at what cost, opts in to it doing so.
+ */
+export const AUTOSCALER_MODES = ['off', 'recommend', 'auto'] as const;
+export type AutoscalerMode = (typeof AUTOSCALER_MODES)[number];
+export const DEFAULT_AUTOSCALER_MODE: AutoscalerMode = 'recommend';
+
 /** How a resume (desired state RUNNING again) treats the state kept when the deployment stopped. */
 export const RESUME_MODES = ['last-state', 'stateless'] as const;
 export type ResumeMode = (typeof RESUME_MODES)[number];
@@ -133,6 +144,7 @@ export interface Deployment {
   readonly pendingRestore: PendingRestore | null;
   readonly pendingStop: PendingStop | null;
   readonly partitionerMode: PartitionerMode;
+  readonly autoscalerMode: AutoscalerMode;
   readonly runNo: number;
   /** Where the open run runs: its processes, their workers and subtasks; null while no run is open. */
   readonly layout: RunLayout | null;

@@ -9,6 +9,7 @@ import type {
   DeploymentTransition,
   DesiredState,
   Parallelism,
+  AutoscalerMode,
   PartitionerMode,
   PendingStop,
   PendingUpgrade,
@@ -38,6 +39,7 @@ export interface NewDeployment {
   readonly config: DeploymentConfig;
   readonly desiredState: DesiredState;
   readonly partitionerMode: PartitionerMode;
+  readonly autoscalerMode: AutoscalerMode;
   readonly reason: string;
 }
 
@@ -60,11 +62,11 @@ export class DeploymentsRepository {
     const rows = await q<DeploymentRow>(
       client,
       'insert deployment',
-      `INSERT INTO deployments (tenant_id, id, name, bundle_id, parallelism, slots, config, desired_state, status_reason, installation, partitioner_mode)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+      `INSERT INTO deployments (tenant_id, id, name, bundle_id, parallelism, slots, config, desired_state, status_reason, installation, partitioner_mode, autoscaler_mode)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
        ON CONFLICT (tenant_id, name) WHERE desired_state <> 'CANCELLED' DO NOTHING
        RETURNING ${DEPLOYMENT_COLUMNS}`,
-      [d.tenantId, d.id, d.name, d.bundleId, JSON.stringify(d.parallelism), d.slots, JSON.stringify(d.config), d.desiredState, d.reason, d.installation, d.partitionerMode],
+      [d.tenantId, d.id, d.name, d.bundleId, JSON.stringify(d.parallelism), d.slots, JSON.stringify(d.config), d.desiredState, d.reason, d.installation, d.partitionerMode, d.autoscalerMode],
     );
     if (!rows.length) return null;
     await q(client, 'record creation', `INSERT INTO deployment_transitions (tenant_id, deployment_id, from_status, to_status, reason) VALUES ($1, $2, NULL, 'CREATED', $3)`, [
@@ -144,6 +146,11 @@ export class DeploymentsRepository {
    */
   async setPartitionerMode(client: PoolClient, id: string, mode: PartitionerMode): Promise<void> {
     await q(client, 'set partitioner mode', 'UPDATE deployments SET partitioner_mode = $2, partitioner_next_at = NULL WHERE id = $1', [id, mode]);
+  }
+
+  /** Sets what the autoscaler may do; as the partitioner's mode, no request to the lifecycle. It looks again at once. */
+  async setAutoscalerMode(client: PoolClient, id: string, mode: AutoscalerMode): Promise<void> {
+    await q(client, 'set autoscaler mode', 'UPDATE deployments SET autoscaler_mode = $2, autoscaler_next_at = NULL WHERE id = $1', [id, mode]);
   }
 
   /** Records the restore for the next run placed; replaces whatever was pending (a kept state, an older request). */

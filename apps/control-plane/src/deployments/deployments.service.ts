@@ -11,7 +11,7 @@ import type { Principal } from '../tenancy/principal';
 import { QuotaService } from '../tenancy/quota.service';
 import { TenantDb } from '../tenancy/tenant-db';
 import { BundleReader, type DeployableBundle } from './bundle-reader';
-import { DEFAULT_PARTITIONER_MODE, type Deployment, type DeploymentRun, type DeploymentStatus, type DeploymentTransition, type Parallelism, type PendingUpgrade } from './deployment';
+import { DEFAULT_AUTOSCALER_MODE, DEFAULT_PARTITIONER_MODE, type Deployment, type DeploymentRun, type DeploymentStatus, type DeploymentTransition, type Parallelism, type PendingUpgrade } from './deployment';
 import { newDeploymentId } from './deployment-id';
 import { DeploymentConflictProblem } from './deployment.problems';
 import { DeploymentsRepository, type RequestedRestore } from './deployments.repository';
@@ -19,6 +19,7 @@ import type { BundleRefInput, CreateDeploymentBody, ParallelismInput, PatchDeplo
 import { resolveParallelism, undispatchableOperators } from './parallelism';
 import { capacityViolations } from '../placement/capacity-settings';
 import { placementViolations } from '../placement/placement-settings';
+import { autoscalerViolations } from '../autoscaler/autoscaler-settings';
 import { partitionerViolations } from '../partitioner/partitioner-settings';
 import { checkpointingViolations } from '../savepoints/checkpointing-settings';
 import { bundleTopicViolations, configTopicViolations } from './topic-namespace';
@@ -54,6 +55,7 @@ export class DeploymentsService {
         ...placementViolations(body.config?.properties),
         ...capacityViolations(body.config?.properties),
         ...partitionerViolations(body.config?.properties),
+        ...autoscalerViolations(body.config?.properties, bundle.maxParallelism),
       );
       if (errors.length) throw new InvalidRequestProblem(errors);
       const slots = slotsFor(bundle, parallelism);
@@ -70,6 +72,7 @@ export class DeploymentsService {
         config: body.config ?? {},
         desiredState,
         partitionerMode: body.partitionerMode ?? DEFAULT_PARTITIONER_MODE,
+        autoscalerMode: body.autoscalerMode ?? DEFAULT_AUTOSCALER_MODE,
         reason: `created from bundle ${bundle.name}@${bundle.version} with desired state ${desiredState} (key ${principal.keyId})`,
       });
       if (!deployment) throw new DeploymentConflictProblem(`a deployment named ${JSON.stringify(body.name)} exists; cancel it or choose another name`);
@@ -95,7 +98,8 @@ export class DeploymentsService {
       // Start fresh: drop the state kept at suspend (and any requested restore) before the resume can take it.
       if (body.resumeMode === 'stateless') await this.deployments.clearRestore(client, id);
       if (body.partitionerMode) await this.deployments.setPartitionerMode(client, id, body.partitionerMode);
-      // The partitioner's mode alone asks nothing of the lifecycle: the deployment is not made due, nor "updated".
+      if (body.autoscalerMode) await this.deployments.setAutoscalerMode(client, id, body.autoscalerMode);
+      // A controller's mode alone asks nothing of the lifecycle: the deployment is not made due, nor "updated".
       if (!body.parallelism && !body.desiredState) return this.mustFind(client, id);
       if (!body.parallelism) return this.deployments.update(client, id, { desiredState: body.desiredState });
       const rescale = await this.rescaleChange(client, current, body.parallelism);
@@ -103,6 +107,17 @@ export class DeploymentsService {
     });
     this.reconciler.kick();
     return updated;
+  }
+
+  /**
+   * The parallelism change PATCH {parallelism, rescaleMode: live} makes, in the caller's transaction holding the
+   * deployment's row (the autoscaler's, in mode auto): the same resolution, quota check and pending record, so the
+   * reconciler rescales it live where the run allows. Throws the problems PATCH answers with (a quota, say); the caller
+   * kicks the reconciler after commit.
+   */
+  async requestLiveRescale(client: PoolClient, current: Deployment, parallelism: ParallelismInput): Promise<Deployment> {
+    const rescale = await this.rescaleChange(client, current, parallelism);
+    return this.deployments.update(client, current.id, { ...rescale, rescaleMode: 'live' });
   }
 
   async upgrade(tenantId: string, id: string, body: UpgradeDeploymentBody): Promise<Deployment> {

@@ -154,6 +154,8 @@ export class DeploymentPartitioner {
           decision: plannedOf(decision),
           inputs: inputsOf(operator),
           moveId,
+          fromParallelism: null,
+          toParallelism: null,
         }),
       );
     }

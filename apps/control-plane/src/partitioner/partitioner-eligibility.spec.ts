@@ -22,6 +22,7 @@ function deployment(overrides: Partial<Deployment> = {}): Deployment {
     pendingRestore: null,
     pendingStop: null,
     partitionerMode: 'auto',
+    autoscalerMode: 'recommend',
     runNo: 1,
     layout: null,
     rescale: null,

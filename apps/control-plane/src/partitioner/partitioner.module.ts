@@ -33,6 +33,7 @@ import { ScalingDecisionsService } from './scaling-decisions.service';
     KeyGroupMovesRepository,
     KeyGroupMoveEvents,
   ],
-  exports: [ScalingDecisionsService, DeploymentPartitioner, PartitionerLoop],
+  // The decisions record and its events are the autoscaler's too (one table, one channel).
+  exports: [ScalingDecisionsService, ScalingDecisionsRepository, ScalingDecisionEvents, DeploymentPartitioner, PartitionerLoop],
 })
 export class PartitionerModule {}

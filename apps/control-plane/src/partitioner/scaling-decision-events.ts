@@ -1,11 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import { EventPublisher } from '../events/events';
-import type { DecisionInputs, Detection, ScalingDecision } from './scaling-decision';
+import type { Detection, ScalingDecision } from './scaling-decision';
 
 /**
  * What a decision publishes on `weir:<prefix>:scaling:<tenantId>:<deploymentId>` once recorded (the
- * `scalingDecisions` subscription). `fromParallelism`/`toParallelism` are the autoscaler's (null for the partitioner's
- * decisions, which keep the parallelism).
+ * `scalingDecisions` subscription), the partitioner's and the autoscaler's alike. `fromParallelism`/`toParallelism`
+ * are the autoscaler's (null for the partitioner's decisions, which keep the parallelism).
  */
 export interface ScalingDecisionMessage {
   readonly deploymentId: string;
@@ -23,7 +23,7 @@ export interface ScalingDecisionMessage {
   readonly moves: readonly { readonly keyGroup: number; readonly fromSubtask: number; readonly toSubtask: number; readonly reason: string }[];
   readonly declined: readonly { readonly action: string; readonly reason: string; readonly keyGroup: number | null; readonly key: string | null; readonly detail: string }[];
   readonly detection: Detection;
-  readonly inputs: DecisionInputs | Record<string, unknown>;
+  readonly inputs: ScalingDecision['inputs'];
   readonly fromParallelism: number | null;
   readonly toParallelism: number | null;
   readonly keyGroups: readonly number[];
@@ -49,8 +49,8 @@ export function toDecisionMessage(d: ScalingDecision): ScalingDecisionMessage {
     declined: d.decision.declined.map((x) => ({ action: x.action, reason: x.reason, keyGroup: x.keyGroup ?? null, key: x.key ?? null, detail: x.detail })),
     detection: d.detection,
     inputs: d.inputs,
-    fromParallelism: null,
-    toParallelism: null,
+    fromParallelism: d.fromParallelism,
+    toParallelism: d.toParallelism,
     keyGroups: d.keyGroups,
     at: d.decidedAt.getTime(),
   };

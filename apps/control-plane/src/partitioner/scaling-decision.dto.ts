@@ -1,6 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { PARTITIONER_MODES } from '../deployments/deployment';
-import { DECISION_KINDS, type ScalingDecision } from './scaling-decision';
+import { DECISION_KINDS, DECISION_SOURCES, type ScalingDecision } from './scaling-decision';
 
 export class PlannedMoveDto {
   @ApiProperty() keyGroup!: number;
@@ -58,10 +58,18 @@ export class ScalingDecisionDto {
   @ApiProperty({ example: 's0193a1b2c3d4a1b2c3d4e5f6' }) decisionId!: string;
   @ApiProperty() deploymentId!: string;
   @ApiProperty({ description: 'The run whose load and routing it was planned on' }) runNo!: number;
-  @ApiProperty({ enum: ['partitioner'] }) source!: string;
-  @ApiProperty({ description: 'The keyed operator it balances' }) operatorId!: string;
-  @ApiProperty({ enum: PARTITIONER_MODES.filter((m) => m !== 'off'), description: 'recommend: recorded only; auto: carried out by `moveId`' }) mode!: string;
-  @ApiProperty({ enum: DECISION_KINDS, description: 'MOVE_KEY_GROUPS: it moves key groups; DECLINED: it saw something to act on and declined (see `declined`)' })
+  @ApiProperty({ enum: DECISION_SOURCES, description: 'Who decided: the dynamic partitioner (key groups of one operator) or the autoscaler (the parallelism)' }) source!: string;
+  @ApiProperty({ description: "The keyed operator it balances (partitioner), or the most demanding keyed operator the parallelism is sized for (autoscaler)" }) operatorId!: string;
+  @ApiProperty({
+    enum: PARTITIONER_MODES.filter((m) => m !== 'off'),
+    description: "The controller's mode when decided. recommend: recorded only; auto: carried out (the partitioner's by `moveId`, the autoscaler's as a live rescale: the deployment's `rescale`)",
+  })
+  mode!: string;
+  @ApiProperty({
+    enum: DECISION_KINDS,
+    description:
+      'Partitioner: MOVE_KEY_GROUPS (it moves key groups) or DECLINED (it saw something to act on and declined: see `declined`). Autoscaler: SCALE_UP or SCALE_DOWN (to `toParallelism`) or HOLD (a need left alone: the reason says why, `inputs.hold` its code)',
+  })
   kind!: string;
   @ApiProperty({ description: 'What it saw, did or recommends, and declined, in words' }) reason!: string;
   @ApiProperty({ type: [Number], description: 'The key groups it moves' }) keyGroups!: number[];
@@ -78,10 +86,13 @@ export class ScalingDecisionDto {
     type: 'object',
     additionalProperties: true,
     description:
-      'The load model: keyGroupRates, capacities, heavyKeys, owners (the routing), stateBytes per key group (estimated from the latest checkpoint: each subtask’s state spread evenly over its key groups; 0 where unknown) and stateBytesSource, fromMs/toMs of the snapshots, subtasks',
+      'Partitioner: the load model: keyGroupRates, capacities, heavyKeys, owners (the routing), stateBytes per key group (estimated from the latest checkpoint: each subtask’s state spread evenly over its key groups; 0 where unknown) and stateBytesSource, fromMs/toMs of the snapshots, subtasks. Autoscaler: operators (per keyed operator: recordsInPerSec, busyMsPerSec mean/max, trueRatePerSubtask, targetRatePerSec, utilization, parallelism needed), source (readRatePerSec, backlog, backlogGrowthPerSec, ingestRatePerSec, targetRatePerSec), slo (latency against its threshold, state, pressure), policy, stabilization, fleet (slotsNeeded, slotsFree), hold, fromMs/toMs',
   })
   inputs!: Record<string, unknown>;
   @ApiProperty({ type: String, nullable: true, description: 'The key-group move carrying it out (mode auto): GET …/key-group-moves/{moveId}' }) moveId!: string | null;
+  @ApiProperty({ type: Number, nullable: true, description: "The autoscaler's: the run's process count when decided; null for the partitioner's" }) fromParallelism!: number | null;
+  @ApiProperty({ type: Number, nullable: true, description: "The autoscaler's: the parallelism it recommends (equal to fromParallelism for a HOLD); null for the partitioner's" })
+  toParallelism!: number | null;
   @ApiProperty({ format: 'date-time' }) decidedAt!: string;
 
   static from(d: ScalingDecision): ScalingDecisionDto {
@@ -109,6 +120,8 @@ export class ScalingDecisionDto {
       fairLoads: [...d.decision.fairLoads],
       inputs: { ...d.inputs },
       moveId: d.moveId,
+      fromParallelism: d.fromParallelism,
+      toParallelism: d.toParallelism,
       decidedAt: d.decidedAt.toISOString(),
     };
   }

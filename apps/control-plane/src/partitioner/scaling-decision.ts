@@ -2,12 +2,18 @@ import { randomBytes } from 'node:crypto';
 import type { DeclinedAction, KeyGroupMove as PlannedKeyGroupMove } from '@weir/partitioner';
 
 /**
- * A decision of the dynamic partitioner for one keyed operator of a running deployment, as recorded
- * (deployment_scaling_decisions): what it was decided on, what it flagged, what it does and what it declined, and
- * in mode auto the key-group move that carries it out. The autoscaler will record its decisions here too.
+ * A decision of the dynamic partitioner for one keyed operator of a running deployment, or of the autoscaler for the
+ * whole deployment, as recorded (deployment_scaling_decisions): what it was decided on, what it flagged, what it does
+ * and what it declined, and in mode auto what carries it out (the partitioner's key-group move; the autoscaler's
+ * pending parallelism, rescaled live by the reconciler).
  */
-export const DECISION_KINDS = ['MOVE_KEY_GROUPS', 'DECLINED'] as const;
+export const PARTITIONER_DECISION_KINDS = ['MOVE_KEY_GROUPS', 'DECLINED'] as const;
+/** SCALE_UP / SCALE_DOWN: a parallelism recommended (mode auto: asked for); HOLD: a need left alone, with why. */
+export const AUTOSCALER_DECISION_KINDS = ['SCALE_UP', 'SCALE_DOWN', 'HOLD'] as const;
+export const DECISION_KINDS = [...PARTITIONER_DECISION_KINDS, ...AUTOSCALER_DECISION_KINDS] as const;
 export type DecisionKind = (typeof DECISION_KINDS)[number];
+export const DECISION_SOURCES = ['partitioner', 'autoscaler'] as const;
+export type DecisionSource = (typeof DECISION_SOURCES)[number];
 
 /** The partitioner's modes that decide (off never does). */
 export type DecidingMode = 'recommend' | 'auto';
@@ -81,7 +87,7 @@ export interface ScalingDecision {
   readonly deploymentId: string;
   readonly decisionId: string;
   readonly runNo: number;
-  readonly source: 'partitioner';
+  readonly source: DecisionSource;
   readonly operatorId: string;
   readonly mode: DecidingMode;
   readonly kind: DecisionKind;
@@ -92,9 +98,13 @@ export interface ScalingDecision {
   readonly unfinished: boolean;
   readonly detection: Detection;
   readonly decision: PlannedDecision;
-  readonly inputs: DecisionInputs;
+  /** The partitioner's load model (DecisionInputs), or the autoscaler's figures (a JSON object of its own shape). */
+  readonly inputs: DecisionInputs | Readonly<Record<string, unknown>>;
   /** The key-group move carrying it out (mode auto); null when recommended only or declined. */
   readonly moveId: string | null;
+  /** The autoscaler's: the run's process count when decided and the parallelism recommended (equal for a HOLD); null for the partitioner's. */
+  readonly fromParallelism: number | null;
+  readonly toParallelism: number | null;
   readonly decidedAt: Date;
 }
 

@@ -27,9 +27,9 @@ export class ScalingDecisionsController {
   @Get()
   @RequireScope('read')
   @ApiOperation({
-    summary: "The deployment's partitioner decisions, newest first",
+    summary: "The deployment's scaling decisions, the partitioner's and the autoscaler's, newest first",
     description:
-      'Each with what it was decided on (the load model), what it flagged (overloaded subtasks, hot keys), the key groups it moves (mode auto: carried out by `moveId`; recommend: recorded only) and what it declined with why. Balanced intervals are not recorded.',
+      "The partitioner's with what they were decided on (the load model), what they flagged (overloaded subtasks, hot keys), the key groups they move (mode auto: carried out by `moveId`; recommend: recorded only) and what they declined with why. The autoscaler's (source autoscaler: SCALE_UP, SCALE_DOWN, HOLD) with their rates, busy time, backlog and SLO state, the parallelism from and to, and the reason. Balanced intervals are not recorded.",
   })
   @ApiQuery({ name: 'limit', required: false, schema: { type: 'integer', minimum: 1, maximum: MAX_PAGE_SIZE, default: DEFAULT_PAGE_SIZE } })
   @ApiQuery({ name: 'cursor', required: false, description: 'nextCursor of the previous page' })

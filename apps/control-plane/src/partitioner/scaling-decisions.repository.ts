@@ -3,10 +3,10 @@ import { toDatabaseError, type PoolClient, type SqlClient } from '@weir/db';
 import type { Deployment } from '../deployments/deployment';
 import { DEPLOYMENT_COLUMNS, toDeployment, type DeploymentRow } from '../deployments/deployment-rows';
 import type { MoveState } from '../moves/key-group-move';
-import type { DecisionInputs, Detection, PlannedDecision, ScalingDecision } from './scaling-decision';
+import type { DecisionSource, Detection, PlannedDecision, ScalingDecision } from './scaling-decision';
 
 const COLUMNS = `tenant_id, deployment_id, decision_id, run_no, source, operator_id, mode, kind, reason, key_groups, imbalance_before,
-  imbalance_after, unfinished, detection, decision, inputs, move_id, decided_at`;
+  imbalance_after, unfinished, detection, decision, inputs, move_id, from_parallelism, to_parallelism, decided_at`;
 
 interface DecisionRow {
   tenant_id: string;
@@ -24,8 +24,10 @@ interface DecisionRow {
   unfinished: boolean;
   detection: Detection;
   decision: PlannedDecision;
-  inputs: DecisionInputs;
+  inputs: ScalingDecision['inputs'];
   move_id: string | null;
+  from_parallelism: number | null;
+  to_parallelism: number | null;
   decided_at: Date;
 }
 
@@ -75,16 +77,28 @@ export class ScalingDecisionsRepository {
     await q(client, 'schedule the partitioner', `UPDATE deployments SET partitioner_next_at = now() + $2 * interval '1 millisecond' WHERE id = $1`, [deploymentId, afterMs]);
   }
 
+  /** The partitioner's latest decision on one operator (the autoscaler's rows beside it are not its history). */
   async latest(client: PoolClient, deploymentId: string, operatorId: string): Promise<LatestDecision | null> {
     const rows = await q<DecisionRow & { move_state: MoveState | null }>(
       client,
       'read the latest decision',
       `SELECT ${prefixed('s')}, m.state AS move_state FROM deployment_scaling_decisions s
        LEFT JOIN deployment_key_group_moves m ON m.deployment_id = s.deployment_id AND m.move_id = s.move_id
-       WHERE s.deployment_id = $1 AND s.operator_id = $2 ORDER BY s.decision_id DESC LIMIT 1`,
+       WHERE s.deployment_id = $1 AND s.operator_id = $2 AND s.source = 'partitioner' ORDER BY s.decision_id DESC LIMIT 1`,
       [deploymentId, operatorId],
     );
     return rows.length ? { decision: toDecision(rows[0]), moveState: rows[0].move_state } : null;
+  }
+
+  /** One controller's latest decision on the deployment, any operator. */
+  async latestOf(client: PoolClient, deploymentId: string, source: DecisionSource): Promise<ScalingDecision | null> {
+    const rows = await q<DecisionRow>(
+      client,
+      'read the latest decision of a controller',
+      `SELECT ${COLUMNS} FROM deployment_scaling_decisions WHERE deployment_id = $1 AND source = $2 ORDER BY decision_id DESC LIMIT 1`,
+      [deploymentId, source],
+    );
+    return rows.length ? toDecision(rows[0]) : null;
   }
 
   async insert(client: PoolClient, d: Omit<ScalingDecision, 'decidedAt'>): Promise<ScalingDecision> {
@@ -92,8 +106,8 @@ export class ScalingDecisionsRepository {
       client,
       'insert scaling decision',
       `INSERT INTO deployment_scaling_decisions (tenant_id, deployment_id, decision_id, run_no, source, operator_id, mode, kind, reason,
-         key_groups, imbalance_before, imbalance_after, unfinished, detection, decision, inputs, move_id)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17) RETURNING ${COLUMNS}`,
+         key_groups, imbalance_before, imbalance_after, unfinished, detection, decision, inputs, move_id, from_parallelism, to_parallelism)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19) RETURNING ${COLUMNS}`,
       [
         d.tenantId,
         d.deploymentId,
@@ -112,6 +126,8 @@ export class ScalingDecisionsRepository {
         JSON.stringify(d.decision),
         JSON.stringify(d.inputs),
         d.moveId,
+        d.fromParallelism,
+        d.toParallelism,
       ],
     );
     return toDecision(rows[0]);
@@ -161,6 +177,8 @@ function toDecision(r: DecisionRow): ScalingDecision {
     decision: r.decision,
     inputs: r.inputs,
     moveId: r.move_id,
+    fromParallelism: r.from_parallelism,
+    toParallelism: r.to_parallelism,
     decidedAt: r.decided_at,
   };
 }

@@ -39,6 +39,26 @@ export class FleetRepository {
       throw toDatabaseError(err, 'read worker capacity');
     }
   }
+
+  /**
+   * The free slots of the live fleet without taking the placement lock: what a decision may count on now (the
+   * autoscaler's), never a reservation; the placement that follows takes the lock and counts again.
+   */
+  async freeSlots(client: PoolClient): Promise<FleetFreeSlots> {
+    try {
+      const { rows } = await client.query<{ id: string; slots: number; running_subtasks: RunningSubtask[]; planned: number }>(LIVE_WORKERS, [this.installation]);
+      const free = rows.reduce((n, r) => n + Math.max(0, r.slots - Math.max(r.planned, reportedSlots(r.running_subtasks))), 0);
+      return { free, live: rows.length };
+    } catch (err) {
+      throw toDatabaseError(err, 'read free slots');
+    }
+  }
+}
+
+/** The live fleet's free slots, as placement would count them now (read without the placement lock: a view, no claim). */
+export interface FleetFreeSlots {
+  readonly free: number;
+  readonly live: number;
 }
 
 /**

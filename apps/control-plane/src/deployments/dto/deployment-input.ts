@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { pageQueryShape } from '../../pagination/page-query';
-import { DEPLOYMENT_STATUSES, DESIRED_STATES, PARTITIONER_MODES, RESCALE_MODES, RESUME_MODES, UPGRADE_MODES } from '../deployment';
+import { AUTOSCALER_MODES, DEPLOYMENT_STATUSES, DESIRED_STATES, PARTITIONER_MODES, RESCALE_MODES, RESUME_MODES, UPGRADE_MODES } from '../deployment';
 
 const MAX_PARALLELISM = 32768;
 const parallelismValue = z
@@ -29,6 +29,7 @@ const bundleRef = z.union(
 export type BundleRefInput = z.infer<typeof bundleRef>;
 
 const partitionerMode = z.enum(PARTITIONER_MODES, { error: `must be one of ${PARTITIONER_MODES.join(', ')}` });
+const autoscalerMode = z.enum(AUTOSCALER_MODES, { error: `must be one of ${AUTOSCALER_MODES.join(', ')}` });
 
 const topicName = z.string().regex(/^[A-Za-z0-9._-]{1,249}$/, 'must be a Kafka topic name: 1-249 of A-Z, a-z, 0-9, ".", "_" or "-"');
 
@@ -50,6 +51,8 @@ export const createDeploymentBody = z.strictObject(
     desiredState: z.enum(['RUNNING', 'SUSPENDED'], { error: 'must be RUNNING or SUSPENDED' }).optional(),
     /** What the dynamic partitioner may do (default recommend). */
     partitionerMode: partitionerMode.optional(),
+    /** What the autoscaler may do (default recommend). */
+    autoscalerMode: autoscalerMode.optional(),
   },
   { error: 'must be a JSON object' },
 ).superRefine((body, ctx) => {
@@ -67,11 +70,13 @@ export const patchDeploymentBody = z.strictObject(
     rescaleMode: z.enum(RESCALE_MODES, { error: `must be one of ${RESCALE_MODES.join(', ')}` }).optional(),
     /** What the dynamic partitioner may do from now on. */
     partitionerMode: partitionerMode.optional(),
+    /** What the autoscaler may do from now on. */
+    autoscalerMode: autoscalerMode.optional(),
   },
   { error: 'must be a JSON object' },
 )
-  .refine((b) => b.desiredState !== undefined || b.parallelism !== undefined || b.partitionerMode !== undefined, {
-    message: 'give desiredState, parallelism or partitionerMode',
+  .refine((b) => b.desiredState !== undefined || b.parallelism !== undefined || b.partitionerMode !== undefined || b.autoscalerMode !== undefined, {
+    message: 'give desiredState, parallelism, partitionerMode or autoscalerMode',
     path: ['desiredState'],
   })
   .refine((b) => b.rescaleMode === undefined || b.parallelism !== undefined, { message: 'applies with parallelism only', path: ['rescaleMode'] })

@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import {
+  AUTOSCALER_MODES,
   DEPLOYMENT_STATUSES,
   DESIRED_STATES,
   PARTITIONER_MODES,
@@ -137,6 +138,8 @@ export class DeploymentDto {
   pendingStopSavepointId!: string | null;
   @ApiProperty({ enum: PARTITIONER_MODES, description: "What the dynamic partitioner may do: off (nothing), recommend (records and pushes its decisions, changes nothing), auto (also makes each decision's key-group moves live); GET …/scaling-decisions lists its decisions" })
   partitionerMode!: string;
+  @ApiProperty({ enum: AUTOSCALER_MODES, description: "What the autoscaler may do: off (nothing), recommend (records and pushes its SCALE_UP, SCALE_DOWN and HOLD decisions, changes nothing), auto (also asks for each SCALE_UP or SCALE_DOWN as a live rescale); GET …/scaling-decisions lists its decisions beside the partitioner's" })
+  autoscalerMode!: string;
   @ApiProperty({ description: 'Number of the latest run; 0 before the first start' }) runNo!: number;
   @ApiProperty({
     type: RunLayoutDto,
@@ -170,6 +173,7 @@ export class DeploymentDto {
       pendingRestore: d.pendingRestore ? { snapshotId: d.pendingRestore.snapshotId, origin: d.pendingRestore.origin, reason: d.pendingRestore.reason } : null,
       pendingStopSavepointId: d.pendingStop?.savepointId ?? null,
       partitionerMode: d.partitionerMode,
+      autoscalerMode: d.autoscalerMode,
       runNo: d.runNo,
       layout: d.layout ? RunLayoutDto.from(d.layout) : null,
       rescale: d.rescale ? LiveRescaleDto.from(d.rescale) : null,
@@ -254,6 +258,8 @@ export class CreateDeploymentRequestDto {
   @ApiPropertyOptional({ enum: ['RUNNING', 'SUSPENDED'], default: 'RUNNING' }) desiredState?: string;
   @ApiPropertyOptional({ enum: PARTITIONER_MODES, default: 'recommend', description: "What the dynamic partitioner may do: off (nothing), recommend (records and pushes its decisions, changes nothing), auto (also makes each decision's key-group moves live); GET …/scaling-decisions lists its decisions" })
   partitionerMode?: string;
+  @ApiPropertyOptional({ enum: AUTOSCALER_MODES, default: 'recommend', description: "What the autoscaler may do: off (nothing), recommend (records and pushes its SCALE_UP, SCALE_DOWN and HOLD decisions, changes nothing), auto (also asks for each SCALE_UP or SCALE_DOWN as a live rescale); GET …/scaling-decisions lists its decisions beside the partitioner's" })
+  autoscalerMode?: string;
 }
 
 export class PatchDeploymentRequestDto {
@@ -277,6 +283,11 @@ export class PatchDeploymentRequestDto {
     description: 'What the dynamic partitioner may do from now on (alone, it changes nothing else: no restart, no reconcile)',
   })
   partitionerMode?: string;
+  @ApiPropertyOptional({
+    enum: AUTOSCALER_MODES,
+    description: 'What the autoscaler may do from now on (alone, it changes nothing else: no restart, no reconcile)',
+  })
+  autoscalerMode?: string;
 }
 
 export class UpgradeDeploymentRequestDto {

@@ -1,5 +1,5 @@
 import { Field, ID, InputType, Int, ObjectType, registerEnumType } from '@nestjs/graphql';
-import { DEPLOYMENT_STATUSES, DESIRED_STATES, PARTITIONER_MODES, UPGRADE_MODES, type Deployment, type RunLayout } from '../../deployments/deployment';
+import { AUTOSCALER_MODES, DEPLOYMENT_STATUSES, DESIRED_STATES, PARTITIONER_MODES, UPGRADE_MODES, type Deployment, type RunLayout } from '../../deployments/deployment';
 import { LiveRescaleModel, RescaleModeEnum } from './live-rescale.model';
 import { ParallelismModel } from './parallelism.model';
 
@@ -42,6 +42,16 @@ registerEnumType(PartitionerModeEnum, {
   description: "What the dynamic partitioner may do: off (nothing), recommend (records and pushes its decisions, changes nothing), auto (also makes each decision's key-group moves live).",
 });
 
+export enum AutoscalerModeEnum {
+  off = 'off',
+  recommend = 'recommend',
+  auto = 'auto',
+}
+registerEnumType(AutoscalerModeEnum, {
+  name: 'AutoscalerMode',
+  description: 'What the autoscaler may do: off (nothing), recommend (records and pushes its decisions, changes nothing), auto (also asks for each SCALE_UP or SCALE_DOWN as a live rescale).',
+});
+
 // Compile-time: the GraphQL enums list exactly the deployments' values.
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : never) : never;
 const _enums: [
@@ -49,7 +59,8 @@ const _enums: [
   Same<`${DesiredStateEnum}`, (typeof DESIRED_STATES)[number]>,
   Same<`${UpgradeModeEnum}`, (typeof UPGRADE_MODES)[number]>,
   Same<`${PartitionerModeEnum}`, (typeof PARTITIONER_MODES)[number]>,
-] = [true, true, true, true];
+  Same<`${AutoscalerModeEnum}`, (typeof AUTOSCALER_MODES)[number]>,
+] = [true, true, true, true, true];
 void _enums;
 
 @ObjectType('PendingUpgrade')
@@ -117,6 +128,7 @@ export class DeploymentModel {
   @Field(() => RescaleModeEnum, { nullable: true, description: 'How the pending parallelism change is made; null when none is pending' })
   pendingRescaleMode!: RescaleModeEnum | null;
   @Field(() => PartitionerModeEnum, { description: 'What the dynamic partitioner may do; its decisions are in scalingDecisions' }) partitionerMode!: PartitionerModeEnum;
+  @Field(() => AutoscalerModeEnum, { description: 'What the autoscaler may do; its decisions are in scalingDecisions too' }) autoscalerMode!: AutoscalerModeEnum;
   @Field(() => Int, { description: 'Number of the latest run (0: never started)' }) runNo!: number;
   @Field(() => RunLayoutModel, { nullable: true, description: 'Where the open run runs (processes, workers, subtasks, key groups); null while no run is open' })
   layout!: RunLayoutModel | null;
@@ -142,6 +154,7 @@ export class DeploymentModel {
       pendingParallelism: d.pendingParallelism ? ParallelismModel.from(d.pendingParallelism) : null,
       pendingRescaleMode: d.pendingRescaleMode as RescaleModeEnum | null,
       partitionerMode: d.partitionerMode as PartitionerModeEnum,
+      autoscalerMode: d.autoscalerMode as AutoscalerModeEnum,
       runNo: d.runNo,
       layout: d.layout ? RunLayoutModel.from(d.layout) : null,
       rescale: d.rescale ? LiveRescaleModel.from(d.rescale) : null,
@@ -186,4 +199,5 @@ export class CreateDeploymentInputModel {
   @Field(() => [TopicBindingInput], { nullable: true }) topics?: TopicBindingInput[];
   @Field(() => DesiredStateEnum, { nullable: true, description: 'RUNNING (default) or SUSPENDED' }) desiredState?: DesiredStateEnum;
   @Field(() => PartitionerModeEnum, { nullable: true, description: 'recommend (default), auto or off' }) partitionerMode?: PartitionerModeEnum;
+  @Field(() => AutoscalerModeEnum, { nullable: true, description: 'recommend (default), auto or off' }) autoscalerMode?: AutoscalerModeEnum;
 }

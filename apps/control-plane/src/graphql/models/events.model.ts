@@ -115,18 +115,22 @@ export class HotKeyModel {
 
 @ObjectType('ScalingDecision', {
   description:
-    'A decision of the dynamic partitioner (the autoscaler will publish here too), with its inputs and reason: pushed by ' +
+    'A decision of the dynamic partitioner or of the autoscaler, with its inputs and reason: pushed by ' +
     'scalingDecisions as it is recorded, listed by Deployment.scalingDecisions (REST: /v1/deployments/{id}/scaling-decisions).',
 })
 export class ScalingDecisionModel {
   @Field(() => ID) deploymentId!: string;
   @Field() decisionId!: string;
-  @Field({ description: 'partitioner' }) source!: string;
-  @Field({ description: 'MOVE_KEY_GROUPS (it moves key groups) or DECLINED (it saw something to act on and declined: see declined)' }) kind!: string;
+  @Field({ description: 'partitioner or autoscaler' }) source!: string;
+  @Field({
+    description:
+      'Partitioner: MOVE_KEY_GROUPS (it moves key groups) or DECLINED (it saw something to act on and declined: see declined). Autoscaler: SCALE_UP, SCALE_DOWN (to toParallelism) or HOLD (a need left alone, the reason says why)',
+  })
+  kind!: string;
   @Field() reason!: string;
-  @Field(() => String, { nullable: true, description: 'The keyed operator it balances' }) operatorId!: string | null;
+  @Field(() => String, { nullable: true, description: 'The keyed operator it balances (partitioner) or sizes the parallelism for (autoscaler)' }) operatorId!: string | null;
   @Field(() => Int, { description: 'The run it was planned on' }) runNo!: number;
-  @Field({ description: 'recommend (recorded only) or auto (carried out by moveId)' }) mode!: string;
+  @Field({ description: "recommend (recorded only) or auto (carried out: the partitioner's by moveId, the autoscaler's as a live rescale)" }) mode!: string;
   @Field(() => String, { nullable: true, description: 'The key-group move carrying it out (mode auto)' }) moveId!: string | null;
   @Field({ description: 'max over subtasks of load ÷ fair load, as measured' }) imbalanceBefore!: number;
   @Field({ description: 'The same, predicted once its moves are made' }) imbalanceAfter!: number;
@@ -135,9 +139,9 @@ export class ScalingDecisionModel {
   @Field(() => [DeclinedScalingActionModel]) declined!: DeclinedScalingActionModel[];
   @Field(() => [OverloadedSubtaskModel]) overloadedSubtasks!: OverloadedSubtaskModel[];
   @Field(() => [HotKeyModel]) hotKeys!: HotKeyModel[];
-  @Field({ description: 'The figures the decision was taken on (the load model), as a JSON object' }) inputs!: string;
-  @Field(() => Int, { nullable: true, description: "The autoscaler's; null for the partitioner's" }) fromParallelism!: number | null;
-  @Field(() => Int, { nullable: true, description: "The autoscaler's; null for the partitioner's" }) toParallelism!: number | null;
+  @Field({ description: "The figures the decision was taken on, as a JSON object (the partitioner's load model; the autoscaler's rates, busy time, backlog, SLO state, fleet)" }) inputs!: string;
+  @Field(() => Int, { nullable: true, description: "The autoscaler's: the run's process count when decided; null for the partitioner's" }) fromParallelism!: number | null;
+  @Field(() => Int, { nullable: true, description: "The autoscaler's: the parallelism recommended (equal to fromParallelism for a HOLD); null for the partitioner's" }) toParallelism!: number | null;
   @Field(() => [Int], { description: 'Key groups moved' }) keyGroups!: number[];
   @Field() at!: Date;
 

@@ -10,6 +10,7 @@ import type { Principal } from '../../tenancy';
 import { Caller } from '../graphql-auth';
 import { pageArgsSchema, parseArgs } from '../graphql-args';
 import {
+  AutoscalerModeEnum,
   CreateDeploymentInputModel,
   DeploymentModel,
   DeploymentPage,
@@ -75,6 +76,7 @@ export class DeploymentsResolver {
       ...(input.topics ? { config: { topics: Object.fromEntries(input.topics.map((t) => [t.name, t.topic])) } } : {}),
       ...(input.desiredState ? { desiredState: input.desiredState } : {}),
       ...(input.partitionerMode ? { partitionerMode: input.partitionerMode } : {}),
+      ...(input.autoscalerMode ? { autoscalerMode: input.autoscalerMode } : {}),
     });
     return DeploymentModel.from(await this.deploymentService.create(principal, body));
   }
@@ -111,6 +113,18 @@ export class DeploymentsResolver {
     @Args('mode', { type: () => PartitionerModeEnum }) mode: PartitionerModeEnum,
   ): Promise<DeploymentModel> {
     const body = parseArgs(patchDeploymentBody, { partitionerMode: mode });
+    return DeploymentModel.from(await this.deploymentService.patch(principal.tenantId, this.id(id), body));
+  }
+
+  @Mutation(() => DeploymentModel, {
+    description: 'Set what the autoscaler may do (write scope); as PATCH /v1/deployments/{id} {autoscalerMode}, it changes nothing else.',
+  })
+  async setDeploymentAutoscalerMode(
+    @Caller('write') principal: Principal,
+    @Args('id', { type: () => ID }) id: string,
+    @Args('mode', { type: () => AutoscalerModeEnum }) mode: AutoscalerModeEnum,
+  ): Promise<DeploymentModel> {
+    const body = parseArgs(patchDeploymentBody, { autoscalerMode: mode });
     return DeploymentModel.from(await this.deploymentService.patch(principal.tenantId, this.id(id), body));
   }
 

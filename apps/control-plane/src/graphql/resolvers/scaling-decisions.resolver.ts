@@ -17,7 +17,7 @@ const decisionArgs = deploymentIdParams.extend({ decisionId: z.string().regex(DE
 export class ScalingDecisionsResolver {
   constructor(private readonly decisions: ScalingDecisionsService) {}
 
-  @ResolveField(() => ScalingDecisionPage, { description: "The partitioner's decisions on the deployment, newest first; subscribe to scalingDecisions for pushes." })
+  @ResolveField(() => ScalingDecisionPage, { description: "The partitioner's and the autoscaler's decisions on the deployment, newest first; subscribe to scalingDecisions for pushes." })
   async scalingDecisions(
     @Caller('read') principal: Principal,
     @Parent() deployment: DeploymentModel,

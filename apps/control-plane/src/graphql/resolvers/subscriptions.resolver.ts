@@ -74,8 +74,8 @@ export class SubscriptionsResolver {
 
   @Subscription(() => ScalingDecisionModel, {
     description:
-      "The dynamic partitioner's decisions on the deployment as they are recorded, with inputs, evidence and reason (the " +
-      'autoscaler will publish here too). Balanced intervals publish nothing; Deployment.scalingDecisions lists them.',
+      "The dynamic partitioner's and the autoscaler's decisions on the deployment as they are recorded, with inputs, " +
+      'evidence and reason. Balanced intervals publish nothing; Deployment.scalingDecisions lists them.',
     resolve: (m: ScalingDecisionMessage) => ScalingDecisionModel.from(m),
   })
   async scalingDecisions(@Caller('read') principal: Principal, @Args('deploymentId', { type: () => ID }) deploymentId: string) {

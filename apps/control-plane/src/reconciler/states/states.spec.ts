@@ -26,6 +26,7 @@ function deployment(overrides: Partial<Deployment> = {}): Deployment {
     pendingRestore: null,
     pendingStop: null,
     partitionerMode: 'recommend',
+    autoscalerMode: 'recommend',
     runNo: 0,
     layout: null,
     rescale: null,
