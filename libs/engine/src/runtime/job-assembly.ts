@@ -18,8 +18,8 @@ import { KafkaExchangePump } from './exchange/kafka-exchange-reader';
 import { KafkaBroadcastSender, KafkaKeyedSender } from './exchange/kafka-exchange-senders';
 import { inBand } from './in-band';
 import type { KeyedOperator, KeyedOperatorEnv } from './operators/keyed-operator';
-import { BroadcastProcessOperator, ProcessOperator } from './operators/process-operator';
-import { WindowOperator } from './operators/window-operator';
+import { broadcastProcessOperator, processOperator } from './operators/process-operator';
+import { windowOperator } from './operators/window-operator';
 import { type JobPlan, sourceRescalesLive } from './plan';
 import type { ChainEnvLike, Clock } from './ports';
 import { restoredExchangePositions, restoredGeneratorIndex, restoredOffsets, restoredParts, restoreKeyed } from './restore';
@@ -92,10 +92,10 @@ export class JobAssembly {
       };
       operator =
         root.kind === 'process'
-          ? new ProcessOperator(opEnv, root.fn)
+          ? processOperator(opEnv, root.fn)
           : root.kind === 'broadcastProcess'
-            ? new BroadcastProcessOperator(opEnv, root.fn)
-            : new WindowOperator(opEnv, root.assigner, root.fn, root.options);
+            ? broadcastProcessOperator(opEnv, root.fn)
+            : windowOperator(opEnv, root.assigner, root.fn, root.options);
       rt.operators[index] = operator;
       const restored = restoredParts(this.options.restore, stage.id);
       await restoreKeyed(restored, operator, backend, opEnv.ownedKeyGroups, index);

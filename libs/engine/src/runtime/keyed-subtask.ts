@@ -7,7 +7,6 @@
 import type { ChainNode } from './chain';
 import { offsetBefore } from './operators/keyed-operator';
 import type { KeyedStreamOperator } from './operators/operator-contract';
-import type { BroadcastProcessOperator } from './operators/process-operator';
 import type { ChainEnvLike } from './ports';
 import type { InputQueue } from './queue';
 import { type InputMessage, type KeyedRecord, MIN_WATERMARK, type StreamRecord } from './records';
@@ -158,7 +157,7 @@ export class KeyedSubtask implements Subtask {
         return false;
       }
       case 'broadcast':
-        (operator as BroadcastProcessOperator).processBroadcast(message.records);
+        operator.processBroadcast(message.records);
         await outputs.emit();
         return false;
       case 'watermark':

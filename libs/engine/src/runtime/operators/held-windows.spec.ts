@@ -6,7 +6,7 @@ import type { KeyValue } from '../../keygroups';
 import type { WindowFunctionSpec } from '../../sdk/windows';
 import { TestDriver } from '../../testing';
 import type { KeyedRecord, StreamRecord } from '../records';
-import { WindowOperator } from './window-operator';
+import { windowOperator } from './window-operator';
 
 interface Click {
   user: string;
@@ -153,7 +153,7 @@ describe('spilling beyond the in-memory limit', () => {
     const backend = await createStateBackend({ kind: 'memory' });
     const out: StreamRecord[] = [];
     const metrics = {} as SubtaskMetrics;
-    const op = new WindowOperator(
+    const op = windowOperator(
       {
         tenantId: 't',
         jobId: 'j',

@@ -1,13 +1,15 @@
 import { CachedStateRef, type KeyedStateBackend, type StateRef } from '@weir/state';
 import type { KeyedStreamOperator } from './operator-contract';
 import { decodeKey, keyId, type KeyValue } from '../../keygroups';
-import type { Collector, KeyedContext, OperatorInfo, OutputTag, TimeDomain, TimerService } from '../../sdk/functions';
+import type { KeyedContext, OperatorInfo, OutputTag, TimeDomain, TimerService } from '../../sdk/functions';
 import type { AnyStateDescriptor, ListState, MapState, ValueState } from '../../sdk/state';
 import type { ChainEnv } from '../chain';
 import { KeyedStateAccess } from '../keyed-state';
 import { sendToDeadLetters } from '../ports';
 import { type KeyedRecord, MIN_WATERMARK, type StreamRecord } from '../records';
-import { type DueTimer, TimerStore } from '../timers';
+import { TimerStore } from '../timers';
+import type { HeldState, KeyedLogic, KeyedLogicSpec, KeyedScope } from './keyed-logic';
+import { KeyedOutputs } from './keyed-outputs';
 
 const FLUSH_INTERVAL_MS = 200;
 /** Marks "no serialised key bound" (setCurrentKeyOnly): an address built from it would be a bug, and visibly empty. */
@@ -37,25 +39,31 @@ export interface KeyedOperatorEnv extends ChainEnv {
 export const FIRING_CHUNK = 1_024;
 
 /**
- * The batch loop every keyed operator shares: prefetch the state of every key in the batch (one awaited call), run
- * user code synchronously per record, flush state (one awaited call), then emit the batch's outputs.
- * User code that throws on a record sends that record to the dead-letter queue; the batch goes on.
+ * The keyed operator: the batch loop every keyed operator shares — prefetch the state of every key in the batch (one
+ * awaited call), run user code synchronously per record, flush state (one awaited call), then emit the batch's
+ * outputs — with timers, snapshots and key-group hand-overs, built from parts: state access (keyed-state.ts), timers
+ * (timers.ts), outputs (keyed-outputs.ts) and the logic that makes it a process, broadcast-process or window operator
+ * (keyed-logic.ts). User code that throws on a record sends that record to the dead-letter queue; the batch goes on.
  */
-export abstract class KeyedOperator implements KeyedStreamOperator {
-  protected readonly state: KeyedStateAccess;
-  protected readonly timers: TimerStore;
-  protected watermark = MIN_WATERMARK;
+export class KeyedOperator implements KeyedStreamOperator {
+  private readonly state: KeyedStateAccess;
+  private readonly timers: TimerStore;
+  private readonly outputs: KeyedOutputs;
+  private readonly logic: KeyedLogic;
+  private readonly held: HeldState | undefined;
+  private watermark = MIN_WATERMARK;
   /** Per source partition, the offset after the last record of it that reached this subtask (per batch). */
-  protected readonly inputPositions = new Map<string, string>();
+  private readonly inputPositions = new Map<string, string>();
   /** Shared with the contexts user code sees; `parallelism` changes with a live rescale (resize). */
-  protected readonly info: { -readonly [K in keyof OperatorInfo]: OperatorInfo[K] };
-  private out: StreamRecord[] = [];
-  private readonly sides = new Map<string, StreamRecord[]>();
-  private currentKey: KeyValue | undefined;
-  private currentKeyBytes: Uint8Array = NO_KEY_BYTES;
-  private currentKeyGroup = 0;
-  private currentTimestamp = 0;
-  private currentIngest = 0;
+  private readonly info: { -readonly [K in keyof OperatorInfo]: OperatorInfo[K] };
+  /** The current record: its key (and serialised key and key group), event time and ingestion time. */
+  private readonly current: { key: KeyValue | undefined; keyBytes: Uint8Array; keyGroup: number; timestamp: number; ingestMs: number } = {
+    key: undefined,
+    keyBytes: NO_KEY_BYTES,
+    keyGroup: 0,
+    timestamp: 0,
+    ingestMs: 0,
+  };
   private lastFlush = performance.now();
   private namespaceCache: string[] | undefined;
   /**
@@ -63,91 +71,35 @@ export abstract class KeyedOperator implements KeyedStreamOperator {
    * A key's records share them: its serialised key and its cache ids are built once per batch, not per record.
    */
   private readonly batchRefs = new Map<KeyValue, CachedStateRef[]>();
-  protected readonly collector: Collector<unknown>;
-  protected readonly ctx: KeyedContext<KeyValue>;
 
   constructor(
-    protected readonly env: KeyedOperatorEnv,
-    descriptors: readonly AnyStateDescriptor[],
-    /** false when the operator derives its timers from its own state (windows) or can never run one. */
-    private readonly timersDurable = true,
+    private readonly env: KeyedOperatorEnv,
+    private readonly spec: KeyedLogicSpec,
+    makeLogic: (scope: KeyedScope) => KeyedLogic,
   ) {
     const now = () => env.clock.now();
-    this.state = new KeyedStateAccess(env.backend, env.operatorId, descriptors, now);
-    this.timers = new TimerStore(env.backend, env.operatorId, (kg) => env.ownedKeyGroups.has(kg), timersDurable);
-    this.info = {
-      tenantId: env.tenantId,
-      jobId: env.jobId,
-      operatorId: env.operatorId,
-      subtask: env.subtask,
-      parallelism: env.parallelism,
-    };
-    this.collector = { collect: (value, timestamp) => this.emitOne(value, timestamp) };
-    this.ctx = this.makeContext();
+    this.state = new KeyedStateAccess(env.backend, env.operatorId, spec.states, now);
+    this.timers = new TimerStore(env.backend, env.operatorId, (kg) => env.ownedKeyGroups.has(kg), spec.durableTimers);
+    this.info = { tenantId: env.tenantId, jobId: env.jobId, operatorId: env.operatorId, subtask: env.subtask, parallelism: env.parallelism };
+    this.outputs = new KeyedOutputs(this.current, env);
+    this.logic = makeLogic(this.scope());
+    this.held = this.logic.held;
   }
-
-  /** Extra namespaces (besides declared state and timers) to prefetch per key, e.g. window contents. */
-  protected extraNamespaces(): string[] {
-    return [];
-  }
-
-  /** Re-arms the timers of one key group after it arrived (restore) or on start. */
-  protected async loadTimers(keyGroup: number): Promise<void> {
-    await this.timers.load(keyGroup, this.env.clock.now());
-  }
-
-  protected abstract onElement(record: KeyedRecord): void;
-  protected abstract onTimerFired(timer: DueTimer): void;
 
   async open(): Promise<void> {
     // A fresh job's backend holds nothing: no key group has timers or windows to load.
     if (await this.env.backend.isEmpty?.()) return;
-    for (const kg of this.env.ownedKeyGroups) await this.loadTimers(kg);
-  }
-
-  /** Called around the synchronous part of a data batch (operators that buffer per-key work per batch). */
-  protected beginBatch(): void {}
-  protected endBatch(_records: readonly KeyedRecord[]): void {}
-
-  /** Loads what the batch's records need before user code runs (one awaited call). */
-  protected async prefetchBatch(records: readonly KeyedRecord[]): Promise<void> {
-    const namespaces = this.prefetchNamespaces;
-    const byKey = this.batchRefs;
-    byKey.clear();
-    if (namespaces.length === 0) return;
-    const refs: StateRef[] = [];
-    for (const r of records) {
-      if (byKey.has(r.key)) continue;
-      const keyBytes = r.keyBytes;
-      const own: CachedStateRef[] = new Array(namespaces.length);
-      for (let i = 0; i < namespaces.length; i++) refs.push((own[i] = new CachedStateRef(r.keyGroup, namespaces[i], keyBytes)));
-      byKey.set(r.key, own);
-    }
-    await this.env.backend.prefetch(refs);
-  }
-
-  /**
-   * Writes state the operator holds outside the backend (in-memory windows) into it. The runtime calls it before
-   * anything reads the backend directly: in-band control (snapshots, moves, restores) and checkpoint barriers.
-   */
-  async persistState(): Promise<void> {}
-
-  /** Drops what the operator holds in memory for a key group that leaves (or is about to be replaced). */
-  protected forgetKeyGroup(_keyGroup: number): void {}
-
-  /**
-   * False when the operator never addresses state or timers of the current record's key (in-memory windows): then
-   * a record's serialised key is not built just to be handed around.
-   */
-  protected usesKeyedStatePerRecord(): boolean {
-    return true;
+    for (const kg of this.env.ownedKeyGroups) await this.load(kg);
   }
 
   async processBatch(records: readonly KeyedRecord[], positions?: Readonly<Record<string, string>>): Promise<void> {
-    await this.prefetchBatch(records);
-    this.beginBatch();
-    const bindState = this.usesKeyedStatePerRecord();
+    const held = this.held;
+    if (held?.prefetch) await held.prefetch(records);
+    else await this.prefetchBatch(records);
+    held?.beginBatch?.();
+    const bindState = held?.perRecordState ?? true;
     const byKey = this.batchRefs;
+    const logic = this.logic;
     for (const r of records) {
       if (bindState) {
         const refs = byKey.get(r.key);
@@ -157,12 +109,12 @@ export abstract class KeyedOperator implements KeyedStreamOperator {
         this.setCurrentKeyOnly(r.key, r.keyGroup, r.timestamp, r.ingestMs);
       }
       try {
-        this.onElement(r);
+        logic.onElement(r);
       } catch (err) {
         this.deadLetter(r.value, r.raw, r.timestamp, err);
       }
     }
-    this.endBatch(records);
+    held?.endBatch?.(records);
     byKey.clear();
     if (positions) {
       // Batches of one source partition may arrive out of order across key-group partitions: keep the furthest.
@@ -172,25 +124,23 @@ export abstract class KeyedOperator implements KeyedStreamOperator {
       }
     }
     await this.maybeFlush();
-    this.drain();
+    this.outputs.drain();
   }
 
-  /**
-   * Dirty state is written to the store at most every FLUSH_INTERVAL_MS (and always before a snapshot, which
-   * flushes itself): the write-back cache never evicts dirty entries, so nothing is lost, and one write batch then
-   * carries many input batches' changes. Durability comes from checkpoints, not from these flushes.
-   */
-  private async maybeFlush(): Promise<void> {
-    const now = performance.now();
-    if (now - this.lastFlush < FLUSH_INTERVAL_MS) return;
-    this.lastFlush = now;
-    await this.env.backend.flush();
+  processBroadcast(records: readonly StreamRecord[]): void {
+    const broadcast = this.logic.broadcast;
+    if (!broadcast) throw new Error(`operator "${this.env.operatorId}" has no broadcast input`);
+    broadcast.process(records);
+    this.outputs.drain();
   }
 
   async advanceWatermark(watermark: number): Promise<void> {
     if (watermark <= this.watermark) return;
     this.watermark = watermark;
     await this.fire('event', watermark);
+    if (!this.held?.advance) return;
+    await this.held.advance(watermark);
+    this.outputs.drain();
   }
 
   async advanceProcessingTime(now: number): Promise<void> {
@@ -205,13 +155,21 @@ export abstract class KeyedOperator implements KeyedStreamOperator {
     return this.watermark;
   }
 
+  /**
+   * Writes state the operator holds outside the backend (in-memory windows) into it. The runtime calls it before
+   * anything reads the backend directly: in-band control (snapshots, moves, restores) and checkpoint barriers.
+   */
+  async persistState(): Promise<void> {
+    this.held?.persist?.();
+  }
+
   /** Hand-over out: flushed image of one key group's state (timers included); the key group leaves this subtask. */
   async releaseKeyGroup(keyGroup: number): Promise<Uint8Array> {
     await this.persistState();
     await this.env.backend.flush();
     const image = await this.env.backend.snapshotKeyGroup(keyGroup);
     await this.env.backend.dropKeyGroup(keyGroup);
-    this.forgetKeyGroup(keyGroup);
+    this.held?.forget?.(keyGroup);
     this.env.ownedKeyGroups.delete(keyGroup);
     this.timers.unload(keyGroup);
     return image;
@@ -219,10 +177,10 @@ export abstract class KeyedOperator implements KeyedStreamOperator {
 
   /** Hand-over in: restores one key group's image and re-arms its timers. */
   async adoptKeyGroup(keyGroup: number, image: Uint8Array): Promise<void> {
-    this.forgetKeyGroup(keyGroup);
+    this.held?.forget?.(keyGroup);
     await this.env.backend.restoreKeyGroup(keyGroup, image);
     this.env.ownedKeyGroups.add(keyGroup);
-    await this.loadTimers(keyGroup);
+    await this.load(keyGroup);
   }
 
   /** Images of every key group this subtask owns, after flushing: its part of a checkpoint. */
@@ -245,35 +203,71 @@ export abstract class KeyedOperator implements KeyedStreamOperator {
 
   /** Operator state outside keyed state (broadcast state), for snapshots. */
   snapshotOperatorState(): unknown {
-    return null;
+    return this.logic.broadcast ? this.logic.broadcast.snapshot() : null;
   }
 
-  restoreOperatorState(_state: unknown): void {}
+  restoreOperatorState(state: unknown): void {
+    this.logic.broadcast?.restore(state);
+  }
+
+  /** A key group arrived (start, restore, adoption): what its logic holds of it, else its stored timers. */
+  private load(keyGroup: number): Promise<void> {
+    return this.held ? this.held.load(keyGroup) : this.timers.load(keyGroup, this.env.clock.now());
+  }
+
+  /** Loads what the batch's records need before user code runs (one awaited call). */
+  private async prefetchBatch(records: readonly KeyedRecord[]): Promise<void> {
+    const namespaces = this.prefetchNamespaces;
+    const byKey = this.batchRefs;
+    byKey.clear();
+    if (namespaces.length === 0) return;
+    const refs: StateRef[] = [];
+    for (const r of records) {
+      if (byKey.has(r.key)) continue;
+      const keyBytes = r.keyBytes;
+      const own: CachedStateRef[] = new Array(namespaces.length);
+      for (let i = 0; i < namespaces.length; i++) refs.push((own[i] = new CachedStateRef(r.keyGroup, namespaces[i], keyBytes)));
+      byKey.set(r.key, own);
+    }
+    await this.env.backend.prefetch(refs);
+  }
+
+  /**
+   * Dirty state is written to the store at most every FLUSH_INTERVAL_MS (and always before a snapshot, which
+   * flushes itself): the write-back cache never evicts dirty entries, so nothing is lost, and one write batch then
+   * carries many input batches' changes. Durability comes from checkpoints, not from these flushes.
+   */
+  private async maybeFlush(): Promise<void> {
+    const now = performance.now();
+    if (now - this.lastFlush < FLUSH_INTERVAL_MS) return;
+    this.lastFlush = now;
+    await this.env.backend.flush();
+  }
 
   private async fire(domain: TimeDomain, upTo: number): Promise<void> {
     for (;;) {
       const due = this.timers.takeDue(domain, upTo);
       if (due.length === 0) return;
-      await this.prefetch(due);
+      await this.prefetchTimers(due);
       const now = this.env.clock.now();
       let fired = 0;
       for (const t of due) {
-        if (++fired % FIRING_CHUNK === 0) await this.handOver();
+        if (++fired % FIRING_CHUNK === 0) await this.outputs.handOver();
         const key = decodeKey(t.keyBytes);
         this.setCurrent(key, t.keyGroup, t.keyBytes, t.timestamp, now);
         this.timers.fired(t, now);
         try {
-          this.onTimerFired(t);
+          this.logic.onTimer(t);
         } catch (err) {
           this.deadLetter({ timer: t.timestamp, domain: t.domain, key }, undefined, t.timestamp, err);
         }
       }
       await this.maybeFlush();
-      this.drain();
+      this.outputs.drain();
     }
   }
 
-  private async prefetch(items: readonly { keyGroup: number; keyBytes: Uint8Array; key?: KeyValue }[]): Promise<void> {
+  private async prefetchTimers(items: readonly { keyGroup: number; keyBytes: Uint8Array; key?: KeyValue }[]): Promise<void> {
     const namespaces = this.prefetchNamespaces;
     if (namespaces.length === 0) return;
     // A Map tells the string '1' from the number 1, so the key itself dedupes without building a string.
@@ -289,101 +283,82 @@ export abstract class KeyedOperator implements KeyedStreamOperator {
   }
 
   private get prefetchNamespaces(): string[] {
-    this.namespaceCache ??= [...this.state.namespaces(), ...(this.timersDurable ? [this.timers.namespace] : []), ...this.extraNamespaces()];
+    this.namespaceCache ??= [...this.state.namespaces(), ...(this.spec.durableTimers ? [this.timers.namespace] : []), ...(this.held?.namespaces ?? [])];
     return this.namespaceCache;
   }
 
   /** `refs`: the key's prefetched addresses (batchRefs), for its declared states to use as they are. */
-  protected setCurrent(key: KeyValue, keyGroup: number, keyBytes: Uint8Array, timestamp: number, ingestMs: number, refs?: readonly StateRef[]): void {
-    this.currentKey = key;
-    this.currentKeyBytes = keyBytes;
-    this.currentKeyGroup = keyGroup;
-    this.currentTimestamp = timestamp;
-    this.currentIngest = ingestMs;
+  private setCurrent(key: KeyValue, keyGroup: number, keyBytes: Uint8Array, timestamp: number, ingestMs: number, refs?: readonly StateRef[]): void {
+    const c = this.current;
+    c.key = key;
+    c.keyBytes = keyBytes;
+    c.keyGroup = keyGroup;
+    c.timestamp = timestamp;
+    c.ingestMs = ingestMs;
     this.state.setKey(keyGroup, keyBytes, refs);
     this.timers.setKey(keyGroup, keyBytes);
   }
 
-  /** The current key without its state and timer addresses (see usesKeyedStatePerRecord). */
+  /** The current key without its state and timer addresses (HeldState.perRecordState false). */
   private setCurrentKeyOnly(key: KeyValue, keyGroup: number, timestamp: number, ingestMs: number): void {
-    this.currentKey = key;
-    this.currentKeyBytes = NO_KEY_BYTES;
-    this.currentKeyGroup = keyGroup;
-    this.currentTimestamp = timestamp;
-    this.currentIngest = ingestMs;
+    const c = this.current;
+    c.key = key;
+    c.keyBytes = NO_KEY_BYTES;
+    c.keyGroup = keyGroup;
+    c.timestamp = timestamp;
+    c.ingestMs = ingestMs;
   }
 
-  /** The state address of the current key in one namespace. */
-  protected currentRef(namespace: string): StateRef {
-    return { keyGroup: this.currentKeyGroup, namespace, key: this.currentKeyBytes };
-  }
-
-  protected emitOne(value: unknown, timestamp?: number): void {
-    this.out.push({ value, timestamp: timestamp ?? this.currentTimestamp, ingestMs: this.currentIngest });
-  }
-
-  protected emitRecord(record: StreamRecord): void {
-    this.out.push(record);
-  }
-
-  protected emitSide(tagId: string, value: unknown, timestamp?: number): void {
-    let list = this.sides.get(tagId);
-    if (!list) this.sides.set(tagId, (list = []));
-    list.push({ value, timestamp: timestamp ?? this.currentTimestamp, ingestMs: this.currentIngest });
-  }
-
-  protected deadLetter(value: unknown, raw: Buffer | undefined, timestamp: number, err: unknown): void {
+  private deadLetter(value: unknown, raw: Buffer | undefined, timestamp: number, err: unknown): void {
     sendToDeadLetters(this.env, { operatorId: this.env.operatorId, reason: 'user-function', error: err }, value, raw, timestamp);
   }
 
-  /** Emits what is pending and waits until the terminals took it (see FIRING_CHUNK). */
-  protected async handOver(): Promise<void> {
-    this.drain();
-    await this.env.emitOutputs();
-  }
-
-  protected drain(): void {
-    if (this.out.length > 0) {
-      const out = this.out;
-      this.out = [];
-      this.env.emit(out);
-    }
-    for (const [tag, list] of this.sides) {
-      if (list.length === 0) continue;
-      this.sides.set(tag, []);
-      this.env.emitSide(tag, list);
-    }
-  }
-
-  private makeContext(): KeyedContext<KeyValue> {
-    // eslint-disable-next-line @typescript-eslint/no-this-alias -- one context object reused for every record
+  /** What the logic is given (KeyedScope): one object, its getters reading the operator's current values. */
+  private scope(): KeyedScope {
+    // eslint-disable-next-line @typescript-eslint/no-this-alias -- one scope and one context for every record
     const self = this;
-    const clock = this.env.clock;
-    const timers: TimerService = {
+    const { env, current, outputs, timers } = this;
+    const clock = env.clock;
+    const timerService: TimerService = {
       get currentWatermark() {
         return self.watermark;
       },
       get currentProcessingTime() {
         return clock.now();
       },
-      registerEventTimeTimer: (ts) => self.timers.register('event', ts, clock.now()),
-      registerProcessingTimeTimer: (ts) => self.timers.register('processing', ts, clock.now()),
-      deleteEventTimeTimer: (ts) => self.timers.delete('event', ts, clock.now()),
-      deleteProcessingTimeTimer: (ts) => self.timers.delete('processing', ts, clock.now()),
+      registerEventTimeTimer: (ts) => timers.register('event', ts, clock.now()),
+      registerProcessingTimeTimer: (ts) => timers.register('processing', ts, clock.now()),
+      deleteEventTimeTimer: (ts) => timers.delete('event', ts, clock.now()),
+      deleteProcessingTimeTimer: (ts) => timers.delete('processing', ts, clock.now()),
     };
-    return {
+    const state = this.state;
+    const ctx: KeyedContext<KeyValue> = {
       get key() {
-        return self.currentKey as KeyValue;
+        return current.key as KeyValue;
       },
       get timestamp() {
-        return self.currentTimestamp;
+        return current.timestamp;
       },
-      timers,
+      timers: timerService,
       operator: this.info,
-      state: <T>(d: AnyStateDescriptor) => self.state.value<T>(d) as ValueState<T>,
-      mapState: <V>(d: AnyStateDescriptor) => self.state.map<V>(d) as MapState<V>,
-      listState: <T>(d: AnyStateDescriptor) => self.state.list<T>(d) as ListState<T>,
-      output: <S>(tag: OutputTag<S>, value: S) => self.emitSide(tag.id, value),
+      state: <T>(d: AnyStateDescriptor) => state.value<T>(d) as ValueState<T>,
+      mapState: <V>(d: AnyStateDescriptor) => state.map<V>(d) as MapState<V>,
+      listState: <T>(d: AnyStateDescriptor) => state.list<T>(d) as ListState<T>,
+      output: <S>(tag: OutputTag<S>, value: S) => outputs.emitSide(tag.id, value),
+    };
+    return {
+      env,
+      ctx,
+      collector: { collect: (value, timestamp) => outputs.emit(value, timestamp) },
+      outputs,
+      timers,
+      info: this.info,
+      get watermark() {
+        return self.watermark;
+      },
+      inputPositions: this.inputPositions,
+      ref: (namespace) => ({ keyGroup: current.keyGroup, namespace, key: current.keyBytes }),
+      deadLetter: (value, raw, timestamp, err) => this.deadLetter(value, raw, timestamp, err),
     };
   }
 }

@@ -1,7 +1,7 @@
 /**
  * What a keyed subtask's loop (subtask.ts) requires of the operator at its root: the runtime contract, in the spirit
- * of Flink's StreamOperator and Arroyo's operator trait. KeyedOperator (keyed-operator.ts) is the one implementation;
- * process, broadcast-process and window operators specialise it.
+ * of Flink's StreamOperator and Arroyo's operator trait. KeyedOperator (keyed-operator.ts) is the one implementation,
+ * built from parts; what makes it a process, broadcast-process or window operator is its logic (keyed-logic.ts).
  *
  * Threading and order: every call comes from the subtask's own loop, one at a time, awaited before the next; none
  * overlaps another. Calls that read or replace state (snapshots, release, adopt) run in-band, between two input
@@ -12,7 +12,7 @@
  * Lifecycle: open → (processBatch | advanceWatermark | advanceProcessingTime | in-band calls)* → the subtask ends
  * (end of input) or is stopped. An operator never outlives its subtask; the backend is closed by the job.
  */
-import type { KeyedRecord } from '../records';
+import type { KeyedRecord, StreamRecord } from '../records';
 
 export interface KeyedStreamOperator {
   /** Before the first record: loads timers and windows of the key groups it owns (skipped when the backend is empty). */
@@ -23,6 +23,8 @@ export interface KeyedStreamOperator {
    * stood after this batch (kept as the furthest per partition; broadcast handlers read it as `inputPosition()`).
    */
   processBatch(records: readonly KeyedRecord[], positions?: Readonly<Record<string, string>>): Promise<void>;
+  /** Broadcast elements, in arrival order (an operator with a broadcast input; others throw). */
+  processBroadcast(records: readonly StreamRecord[]): void;
   /** Event time reached `watermark` (min over its input channels): due event-time timers and windows fire. */
   advanceWatermark(watermark: number): Promise<void>;
   /** Processing time reached `now`: due processing-time timers fire. */
