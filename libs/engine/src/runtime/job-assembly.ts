@@ -43,7 +43,7 @@ export class JobAssembly {
     private readonly bootstrap: BroadcastBootstrap | null,
   ) {}
 
-  /** Kafka exchange: each source subtask's broadcast writers ("stage/subtask" → writers), flushed when it catches up. */
+  /** Kafka exchange: each source subtask's broadcast writers ("stage/subtask" → writers), drained when it catches up. */
   private readonly broadcastWriters = new Map<string, KafkaBroadcastSender[]>();
 
   async buildSubtask(rt: StageRuntime, index: number): Promise<void> {
@@ -212,12 +212,12 @@ export class JobAssembly {
     const id = rt.plan.id;
     if (!bootstrap) return undefined;
     const caughtUp = async (): Promise<void> => {
-      await Promise.all((this.broadcastWriters.get(`${id}/${index}`) ?? []).map((w) => w.flush()));
+      await Promise.all((this.broadcastWriters.get(`${id}/${index}`) ?? []).map((w) => w.drain()));
       bootstrap.caughtUp(id, index);
     };
     return {
       hold: bootstrap.holdFor(id),
-      // A failed flush fails the subtask's next write too: the subtask reports it, and the data stays held.
+      // A failed drain fails the subtask's next write too: the subtask reports it, and the data stays held.
       caughtUp: bootstrap.isBroadcastSource(id) ? () => void inBand(rt.queues[index], caughtUp).catch(() => undefined) : undefined,
     };
   }

@@ -17,7 +17,7 @@ export async function releaseSourcePartition(rt: StageRuntime, partition: number
   // In-band, after every record offered from the partition: once the exchange holds them, whatever its new owner
   // writes of the same keys lies behind them in every key group's partition.
   await inBand(rt.queues[subtask], async () => {
-    await Promise.all(rt.keyedSenders.filter((s) => s.subtask === subtask).map((s) => s.sender.flush()));
+    await Promise.all(rt.keyedSenders.filter((s) => s.subtask === subtask).map((s) => s.sender.drain()));
   });
   return handover;
 }

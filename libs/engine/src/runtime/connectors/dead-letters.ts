@@ -24,7 +24,7 @@ export class MemoryDeadLetters implements DeadLetterQueue {
 
 /**
  * Dead letters to a Kafka topic: the value is the original bytes; the reason, error, operator and identity travel in
- * headers, so a consumer can replay the record after fixing the job. One batched send per flush.
+ * headers, so a consumer can replay the record after fixing the job. One batched send per emit.
  */
 export class KafkaDeadLetters implements DeadLetterQueue {
   private pending: DeadLetter[] = [];

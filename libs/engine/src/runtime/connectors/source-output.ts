@@ -81,13 +81,13 @@ export class SourceOutput {
     if (observed) this.watermarks?.observe(partition, maxTimestamp, now);
     if (records.length + unkeyed > 0) this.env.metrics.onBatchIn(records.length + unkeyed);
     if (records.length > 0) this.queue.offer({ kind: 'data', channel: 0, records, positions });
-    else if (unkeyed > 0) this.flushDeadLettersOnly();
+    else if (unkeyed > 0) this.wakeForDeadLetters();
     this.tick();
     return this.queue.writable();
   }
 
   /** Wakes the subtask so dead letters of an all-poison batch are written. */
-  flushDeadLettersOnly(): void {
+  wakeForDeadLetters(): void {
     this.queue.offer({ kind: 'data', channel: 0, records: [] });
   }
 

@@ -381,7 +381,7 @@ export class KafkaPump extends PumpBase implements SourcePump {
     }
     for (const [partition, r] of last) this.offered.set(`${r.topic}:${partition}`, String(BigInt(r.offset) + 1n));
     if (byPartition.size === 0) {
-      this.out.flushDeadLettersOnly();
+      this.out.wakeForDeadLetters();
       return;
     }
     for (const [partition, batch] of byPartition) {

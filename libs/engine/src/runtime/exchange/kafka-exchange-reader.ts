@@ -95,7 +95,7 @@ export class KafkaExchangePump implements SourcePump {
   private readonly offered = new Map<number, string>();
   /** Records handed on in the dispatch under way: one offset per partition and poll, not one per record. */
   private readonly handedNow = new Map<number, ConsumedRecord>();
-  /** Channels whose per-partition marks moved since the last flush (their combined watermark is recomputed then). */
+  /** Channels whose per-partition marks moved since data was last offered (their combined watermark is recomputed then). */
   private readonly movedMarks = new Set<number>();
   /** Data records of the dispatch under way, per channel (alignment holds a subtask's input per channel). */
   private data: (KeyedRecord[] | undefined)[];
@@ -271,7 +271,7 @@ export class KafkaExchangePump implements SourcePump {
 
   /** Offers the data gathered and moves each partition's handed-on offset past what was handled. */
   private finishDispatch(): void {
-    this.flushData();
+    this.offerData();
     for (const [partition, r] of this.handedNow) this.offered.set(partition, String(BigInt(r.offset) + 1n));
     this.handedNow.clear();
   }
@@ -313,7 +313,7 @@ export class KafkaExchangePump implements SourcePump {
     // watermark), so data is not cut into a message per watermark record (every partition carries each of them).
     if (kind === WATERMARK) return this.onWatermark(r.partition, channel, message[3] as number);
     // Other control is ordered with the data before it.
-    this.flushData();
+    this.offerData();
     switch (kind) {
       case IDLE:
         return this.onIdle(r.partition, channel);
@@ -330,7 +330,7 @@ export class KafkaExchangePump implements SourcePump {
   }
 
   /** Offers the data gathered, then the watermarks the marks read since allow. */
-  private flushData(): void {
+  private offerData(): void {
     for (let c = 0; c < this.data.length; c++) {
       const records = this.data[c];
       if (records === undefined) continue;
@@ -376,7 +376,7 @@ export class KafkaExchangePump implements SourcePump {
     if (!done) return;
     const message = this.pendingBroadcast!;
     this.pendingBroadcast = null;
-    this.flushData();
+    this.offerData();
     const later: Held[] = [];
     const barred = new Set<number>();
     for (const item of done.held) {
@@ -389,7 +389,7 @@ export class KafkaExchangePump implements SourcePump {
       later.push(item);
       if (m[0] !== DATA) barred.add(item.partition);
     }
-    this.flushData();
+    this.offerData();
     this.onBroadcast(message[2], message);
     for (const item of later) if (this.partitions.has(item.partition)) this.handle(item.record, item.message);
   }
@@ -412,7 +412,7 @@ export class KafkaExchangePump implements SourcePump {
     const ended = broadcast ? this.broadcastEnded[channel] : this.ended[channel];
     const done = this.alignment.complete(lane, this.partitions, (p) => ended.has(p));
     if (!done) return;
-    this.flushData();
+    this.offerData();
     const senders = broadcast ? undefined : this.barrierSenders.get(lane);
     this.queue.offer({ kind: 'barrier', checkpointId: done.checkpointId, channel, lane: broadcast ? 'broadcast' : 'data', ...(senders !== undefined ? { senders } : {}) });
     for (const held of done.replay) {

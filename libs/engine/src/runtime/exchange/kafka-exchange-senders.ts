@@ -47,7 +47,7 @@ abstract class ExchangeWriter {
   }
 
   /** Resolves once everything written so far is acknowledged by the exchange. */
-  flush(): Promise<void> {
+  drain(): Promise<void> {
     return this.behind.drain();
   }
 

@@ -27,7 +27,7 @@ export interface KeyedOperatorEnv extends ChainEnv {
   readonly emit: (records: readonly StreamRecord[]) => void;
   /** Receives side outputs by tag id. */
   readonly emitSide: (tagId: string, records: readonly StreamRecord[]) => void;
-  /** Waits until the terminals downstream took everything emitted so far (the subtask's flush). */
+  /** Waits until the terminals downstream took everything emitted so far (the subtask's emit). */
   readonly emitOutputs: () => Promise<void>;
 }
 
