@@ -13,7 +13,7 @@ import type { SubtaskMetricsSnapshot } from '@weir/metrics';
 import { afterAll, describe, expect, it } from 'vitest';
 import { RedisPubSub } from '../../../apps/control-plane/src/events/redis-pubsub';
 import { MetricsStore } from '../../../apps/control-plane/src/metrics/metrics-store';
-import { eventually } from '../support/control-plane';
+import { eventually, startControlPlane } from '../support/control-plane';
 import { createTestTenant } from '../support/tenants';
 import { collect, connectWs, gql, snapshotOf } from '../graphql/support';
 import { contiguous, movesFixture } from './moves-fixture';
@@ -55,7 +55,16 @@ interface DeploymentBody {
  * `counts` at parallelism n, each subtask owning its contiguous key groups: every key group at `perKeyGroup` records/s,
  * busy time `busyPerRecord` ms per record (1,000 records/s when busy all the time at 1 ms).
  */
-function countsSnapshots(tenantId: string, deploymentId: string, n: number, perKeyGroup: (kg: number) => number, busyPerRecord: number, heavyKeys: SubtaskMetricsSnapshot['heavyKeys'] = []): SubtaskMetricsSnapshot[] {
+interface Load {
+  /** Busy ms per record (1: 1,000 records/s when busy all the time). */
+  readonly busyPerRecord?: number;
+  readonly heavyKeys?: SubtaskMetricsSnapshot['heavyKeys'];
+  /** Event-time latencies each subtask recorded in the interval. */
+  readonly latenciesMs?: number[];
+}
+
+function countsSnapshots(tenantId: string, deploymentId: string, n: number, perKeyGroup: (kg: number) => number, load: Load): SubtaskMetricsSnapshot[] {
+  const { busyPerRecord = 1, heavyKeys = [], latenciesMs = [] } = load;
   const owners = contiguous(n);
   return Array.from({ length: n }, (_, subtask) => {
     const keyGroupCounts: Record<number, number> = {};
@@ -65,7 +74,7 @@ function countsSnapshots(tenantId: string, deploymentId: string, n: number, perK
     const records = Object.values(keyGroupCounts).reduce((a, r) => a + r, 0);
     const busyMsPerSec = Math.min(1000, records * busyPerRecord);
     const own = heavyKeys.filter((k) => owners[k.keyGroup] === subtask);
-    return snapshotOf(tenantId, deploymentId, { operatorId: 'counts', subtask, keyGroupCounts, recordsIn: records, recordsInPerSec: records, busyMsPerSec, idleMsPerSec: 1000 - busyMsPerSec, heavyKeys: own });
+    return snapshotOf(tenantId, deploymentId, { operatorId: 'counts', subtask, keyGroupCounts, recordsIn: records, recordsInPerSec: records, busyMsPerSec, idleMsPerSec: 1000 - busyMsPerSec, heavyKeys: own, latenciesMs });
   });
 }
 
@@ -81,10 +90,10 @@ describe('the autoscaler controller', { timeout: 180_000 }, () => {
   afterAll(() => feeds.forEach(clearInterval));
 
   /** Keeps the deployment's snapshots fresh in the metrics store, as its workers' heartbeats would (every 200 ms here); replaces its previous feed. */
-  function feed(deploymentId: string, n: number, perKeyGroup: (kg: number) => number, busyPerRecord = 1, heavyKeys: SubtaskMetricsSnapshot['heavyKeys'] = []): void {
+  function feed(deploymentId: string, n: number, perKeyGroup: (kg: number) => number, load: Load = {}): void {
     clearInterval(feeds.get(deploymentId));
     const store = f.cp.app.get(MetricsStore);
-    const write = () => void store.record(countsSnapshots(f.tenant.tenantId, deploymentId, n, perKeyGroup, busyPerRecord, heavyKeys), Date.now(), 10_000).catch(() => undefined);
+    const write = () => void store.record(countsSnapshots(f.tenant.tenantId, deploymentId, n, perKeyGroup, load), Date.now(), 10_000).catch(() => undefined);
     write();
     feeds.set(deploymentId, setInterval(write, 200));
   }
@@ -211,17 +220,23 @@ describe('the autoscaler controller', { timeout: 180_000 }, () => {
     }
   });
 
-  it('in mode recommend (the default) the SCALE_UP is recorded once and nothing changes', async () => {
+  it('in mode recommend (the default) the SCALE_UP is recorded once, with two control planes looking, and nothing changes', async () => {
+    // A second instance on the same queues and database: the deployment's row lock and its next look make one look.
+    const second = await startControlPlane(f.config);
     const id = await deploy('recommend', { 'autoscaler.scale-up-window-ms': '1000' });
     const before = await get(id);
     expect(before.autoscalerMode).toBe('recommend');
-    feed(id, 2, overloaded);
-    const decision = await eventually('a recommendation', async () => (await autoscalerDecisions(id))[0]);
-    expect(decision).toMatchObject({ mode: 'recommend', kind: 'SCALE_UP', fromParallelism: 2, toParallelism: 3 });
-    expect(decision.reason).toContain('recommends rescaling 2 → 3 subtasks');
-    // The same recommendation is not written again every look, and no rescale is asked for.
-    await sleep(3_000);
-    expect(await autoscalerDecisions(id)).toHaveLength(1);
+    try {
+      feed(id, 2, overloaded);
+      const decision = await eventually('a recommendation', async () => (await autoscalerDecisions(id))[0]);
+      expect(decision).toMatchObject({ mode: 'recommend', kind: 'SCALE_UP', fromParallelism: 2, toParallelism: 3 });
+      expect(decision.reason).toContain('recommends rescaling 2 → 3 subtasks');
+      // The same recommendation is not written again every look, and no rescale is asked for.
+      await sleep(3_000);
+      expect(await autoscalerDecisions(id)).toHaveLength(1);
+    } finally {
+      await second.close();
+    }
     const after = await get(id);
     expect(after).toMatchObject({ status: 'RUNNING', runNo: before.runNo, pendingParallelism: null, rescale: null });
     expect(after.layout?.processes).toHaveLength(2);
@@ -233,6 +248,27 @@ describe('the autoscaler controller', { timeout: 180_000 }, () => {
     expect((await f.client.patch(`/v1/deployments/${id}`, { autoscalerMode: 'always' })).body.errors).toEqual([
       { in: 'body', name: 'autoscalerMode', reason: 'must be one of off, recommend, auto' },
     ]);
+    // Over GraphQL, as PATCH: the mode alone.
+    const set = await gql<{ setDeploymentAutoscalerMode: { autoscalerMode: string; runNo: number } }>(
+      f.cp.url,
+      f.tenant.writeKey,
+      'mutation ($id: ID!) { setDeploymentAutoscalerMode(id: $id, mode: recommend) { autoscalerMode runNo } }',
+      { id },
+    );
+    expect(set.body.errors).toBeUndefined();
+    expect(set.body.data?.setDeploymentAutoscalerMode).toEqual({ autoscalerMode: 'recommend', runNo: before.runNo });
+  });
+
+  it('scales up before the latency objective is missed: p99 near the SLO threshold while busy, though the rates alone would not', async () => {
+    const id = await deploy('slo', { 'autoscaler.scale-up-window-ms': '1000' });
+    const slo = await f.client.post('/v1/slos', { name: 'fast', deploymentId: id, percentile: 'p99', thresholdMs: 100, target: 0.99 });
+    expect(slo.status).toBe(201);
+    // 75% busy (inside the 50–80% band) with every record 90 ms late: above 80% of the 100 ms objective.
+    feed(id, 2, () => 750 / 16, { latenciesMs: new Array<number>(200).fill(90) });
+    const decision = await eventually('an SLO-driven step', async () => (await autoscalerDecisions(id))[0], { timeoutMs: 20_000, everyMs: 250 });
+    expect(decision).toMatchObject({ kind: 'SCALE_UP', fromParallelism: 2, toParallelism: 3 });
+    expect(decision.reason).toMatch(/^SLO fast: p99 event-time latency 90 ms is above 80% of its 100 ms threshold while counts is 75% busy: one more subtask before the objective is missed/);
+    expect((decision.inputs as unknown as { slo: { sloId: string; pressure: boolean; thresholdMs: number } }).slo).toMatchObject({ sloId: slo.body.id, pressure: true, thresholdMs: 100 });
   });
 
   it('scales down only once the load stayed below for the down window', async () => {
@@ -251,7 +287,7 @@ describe('the autoscaler controller', { timeout: 180_000 }, () => {
   it('leaves a hot key the partitioner may not split to the partitioner: HOLD with its reason', async () => {
     const id = await deploy('viral', { 'autoscaler.scale-up-window-ms': '2000', 'partitioner.interval-ms': '1000' });
     // Key group 0 is one key at 1,000 records/s: subtask 0 is 91% busy, subtask 1 22%; the mean (57%) asks for no more subtasks.
-    feed(id, 2, (kg) => (kg === 0 ? 1000 : 20), 0.7, [{ key: 'viral', keyGroup: 0, count: 1000, error: 0 }]);
+    feed(id, 2, (kg) => (kg === 0 ? 1000 : 20), { busyPerRecord: 0.7, heavyKeys: [{ key: 'viral', keyGroup: 0, count: 1000, error: 0 }] });
     const hold = await eventually('a HOLD naming the hot key', async () => (await autoscalerDecisions(id)).find((d) => d.inputs.hold === 'hot-key'), { timeoutMs: 20_000, everyMs: 250 });
     expect(hold).toMatchObject({ kind: 'HOLD', fromParallelism: 2, toParallelism: 2, operatorId: 'counts' });
     const partitioner = ((await f.client.get(`/v1/deployments/${id}/scaling-decisions`)).body as { items: DecisionBody[] }).items.find((d) => d.source === 'partitioner')!;
