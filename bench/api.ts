@@ -290,6 +290,7 @@ async function main(): Promise<void> {
       watermarkLagMs: 250,
       heavyKeys: Array.from({ length: 10 }, (_, i) => ({ key: `user-${i}`, keyGroup: i * 7, count: 1000 - i * 50, error: 3 })),
       deadLettered: 0,
+      sourceBacklog: null,
     };
     const weirArrivals = new Arrivals();
     const rawArrivals = new Arrivals();

@@ -24,6 +24,12 @@ describe('toDeploymentMetrics', () => {
     expect(m.eventTimeLatency.samples).toBe(4);
     expect(m.eventTimeLatency.max).toBeCloseTo(100, 0);
     expect(m.watermarkLagMs).toBe(80);
+    expect(m.sourceBacklog).toBeNull();
+  });
+
+  it('sums the Kafka source subtasks’ backlog', () => {
+    const m = toDeploymentMetrics([snapshot(0, [], { sourceBacklog: 300 }), snapshot(1, [], { sourceBacklog: 200 }), snapshot(2, [])], 0);
+    expect(m.sourceBacklog).toBe(500);
   });
 });
 

@@ -34,6 +34,8 @@ export interface DeploymentMetrics {
   readonly watermarkLagMs: number | null;
   readonly heavyKeys: readonly HeavyKey[];
   readonly deadLettered: number;
+  /** Records behind the log end over the Kafka source subtasks (what the autoscaler drains); null when none reports one. */
+  readonly sourceBacklog: number | null;
 }
 
 /**
@@ -85,5 +87,6 @@ export function toDeploymentMetrics(snapshots: readonly SubtaskMetricsSnapshot[]
     watermarkLagMs: summary.watermarkLagMs,
     heavyKeys: summary.heavyKeys,
     deadLettered: summary.deadLettered,
+    sourceBacklog: summary.sourceBacklog,
   };
 }

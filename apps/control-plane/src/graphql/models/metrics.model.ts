@@ -40,6 +40,8 @@ export class DeploymentMetricsModel {
   watermarkLagMs!: number | null;
   @Field(() => [HeavyKeyModel], { description: 'The hottest keys (at most 10)' }) heavyKeys!: HeavyKeyModel[];
   @Field(() => Float, { description: 'Records sent to the dead-letter topic in the interval' }) deadLettered!: number;
+  @Field(() => Float, { nullable: true, description: 'Records behind the log end over the Kafka source subtasks; null when none reports one' })
+  sourceBacklog!: number | null;
 
   static from(m: DeploymentMetrics): DeploymentMetricsModel {
     return {
@@ -56,6 +58,8 @@ export class DeploymentMetricsModel {
       watermarkLagMs: m.watermarkLagMs,
       heavyKeys: [...m.heavyKeys],
       deadLettered: m.deadLettered,
+      // Figures merged before the field existed (the latest, kept in Redis) have none.
+      sourceBacklog: (m as Partial<DeploymentMetrics>).sourceBacklog ?? null,
     };
   }
 }
