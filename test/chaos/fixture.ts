@@ -8,7 +8,7 @@ import { createKafkaConnector, type KafkaConnector } from '@weir/kafka';
 import { afterAll, beforeAll, expect } from 'vitest';
 import type { JobProcess } from '../../apps/worker/src/jobs/job-process';
 import type { StartJobMessage } from '../../apps/worker/src/jobs/ipc';
-import { expectedOutput, type Output, readAll, removeJobData, sortOutputs, startJobHost, tempDir, totalsJobMessage, writeBundle } from './support';
+import { expectedOutput, inputRecords, type Output, readAll, removeJobData, sortOutputs, startJobHost, tempDir, totalsJobMessage, writeBundle } from './support';
 
 /** What a chaos test gets from totalsJobFixture: live once its beforeAll ran. */
 export interface TotalsJobFixture {
@@ -93,4 +93,64 @@ export async function expectExactTotals(kafka: KafkaConnector, topic: string, pa
   const missing = Array.from({ length: records }, (_, i) => i).filter((i) => !got.has(i));
   expect(missing.slice(0, 5), `missing ${missing.length}`).toEqual([]);
   expect(outputs).toEqual(expectedOutput(records));
+}
+
+/** A chaos test's input: records 0, 1, 2… sent in order over `partitions` partitions of the fixture's input topic. */
+export interface InputFeed {
+  /** Sends records up to `upTo` (exclusive); with `perSecond`, paced, so input keeps flowing while the test acts. */
+  produce(upTo: number, perSecond?: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function inputFeed(job: TotalsJobFixture, partitions: number, batch = 500): Promise<InputFeed> {
+  const writer = job.kafka.writer({ writerId: `test-${job.tenantId}-in` });
+  await writer.start();
+  let produced = 0;
+  return {
+    async produce(upTo, perSecond) {
+      const size = perSecond ? Math.max(1, Math.round(perSecond / 10)) : batch;
+      while (produced < upTo) {
+        const to = Math.min(upTo, produced + size);
+        await writer.send(inputRecords(job.input, produced, to, partitions));
+        produced = to;
+        if (perSecond) await new Promise((r) => setTimeout(r, 100));
+      }
+    },
+    close: () => writer.close(),
+  };
+}
+
+/** Waits (30 s at most) until `host` has completed a checkpoint after `checkpointId`. */
+export async function checkpointAfter(host: JobProcess, checkpointId: number): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  while ((host.latestCheckpoint?.checkpointId ?? 0) <= checkpointId && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+  expect(host.latestCheckpoint?.checkpointId ?? 0).toBeGreaterThan(checkpointId);
+}
+
+/**
+ * The end of a live rescale test: the retirees stop (as the control plane stops them once the report is recorded),
+ * a checkpoint of the remaining processes follows, more input, then every remaining job host is killed and `restart`
+ * starts the next run, which must restore a checkpoint taken after the rescale; the committed output of all
+ * `records` equals an uninterrupted run's.
+ */
+export async function expectExactAfterRescaleAndRestart(
+  job: TotalsJobFixture,
+  feed: InputFeed,
+  run: { readonly hosts: readonly JobProcess[]; readonly retirees: readonly JobProcess[] },
+  restart: () => Promise<JobProcess[]>,
+  records: { readonly beforeKill: number; readonly total: number },
+): Promise<void> {
+  for (const r of run.retirees) await r.stop();
+  const leader = run.hosts[0];
+  const rescaled = leader.latestCheckpoint?.checkpointId ?? 0;
+  await checkpointAfter(leader, rescaled);
+  await feed.produce(records.beforeKill);
+  for (const h of run.hosts) h.kill();
+  await Promise.all(run.hosts.map((h) => h.exited));
+  const again = await restart();
+  expect(again.every((h) => (h.restored?.checkpointId ?? 0) > rescaled)).toBe(true);
+  await feed.produce(records.total);
+  await feed.close();
+  await expectExactTotals(job.kafka, job.output, 2, records.total);
+  for (const h of again) await h.stop();
 }

@@ -10,12 +10,10 @@ import { join } from 'node:path';
 import { exchangeTopic, runControlTopic } from '@weir/engine';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { JobProcess } from '../../apps/worker/src/jobs/job-process';
-import { expectExactTotals, totalsJobFixture } from './fixture';
-import { inputRecords } from './support';
+import { checkpointAfter, expectExactAfterRescaleAndRestart, inputFeed, totalsJobFixture } from './fixture';
 
 const PARTITIONS = 4;
 const RECORDS = 12_000;
-const BATCH = 500;
 const MAX_PARALLELISM = 32;
 
 describe('live rescale of a run and its source, exactly-once', () => {
@@ -38,24 +36,8 @@ describe('live rescale of a run and its source, exactly-once', () => {
     });
 
   it('moves source partitions 2 → 4 → 2 subtasks with the key groups while input flows; output exact after a restart', async () => {
-    const writer = job.kafka.writer({ writerId: `test-rescalesrc-in-${job.run}` });
-    await writer.start();
-    let produced = 0;
-    /** Paced (`perSecond`), input keeps flowing while partitions and key groups move. */
-    const produce = async (upTo: number, perSecond?: number): Promise<void> => {
-      const batch = perSecond ? Math.max(1, Math.round(perSecond / 10)) : BATCH;
-      while (produced < upTo) {
-        const to = Math.min(upTo, produced + batch);
-        await writer.send(inputRecords(job.input, produced, to, PARTITIONS));
-        produced = to;
-        if (perSecond) await new Promise((r) => setTimeout(r, 100));
-      }
-    };
-    const checkpointAfter = async (host: JobProcess, id: number): Promise<void> => {
-      const deadline = Date.now() + 30_000;
-      while ((host.latestCheckpoint?.checkpointId ?? 0) <= id && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-      expect(host.latestCheckpoint?.checkpointId ?? 0).toBeGreaterThan(id);
-    };
+    const feed = await inputFeed(job, PARTITIONS);
+    const produce = feed.produce;
 
     const hosts = await Promise.all([0, 1].map((i) => processOf(1, i, 2)));
     await produce(3_000);
@@ -95,20 +77,10 @@ describe('live rescale of a run and its source, exactly-once', () => {
     expect(back.parallelism).toMatchObject({ in: 2, totals: 2 });
     expect(back.routing.totals.every((o) => o < 2)).toBe(true);
     await flowing;
-    for (const j of joiners) await j.stop();
-    const shrunk = hosts[0].latestCheckpoint?.checkpointId ?? 0;
-    await checkpointAfter(hosts[0], shrunk);
-    await produce(10_000);
-
-    // Both remaining job hosts die: the restart restores the latest checkpoint, the source dealt over two again.
-    for (const h of hosts) h.kill();
-    await Promise.all(hosts.map((h) => h.exited));
-    const again = await Promise.all([0, 1].map((i) => processOf(2, i, 2, back.routing.totals)));
-    expect(again.every((h) => (h.restored?.checkpointId ?? 0) > shrunk)).toBe(true);
-    await produce(RECORDS);
-    await writer.close();
-
-    await expectExactTotals(job.kafka, job.output, 2, RECORDS);
-    for (const h of again) await h.stop();
+    // The retirees stop; then a restart, the source dealt over two again.
+    await expectExactAfterRescaleAndRestart(job, feed, { hosts, retirees: joiners }, () => Promise.all([0, 1].map((i) => processOf(2, i, 2, back.routing.totals))), {
+      beforeKill: 10_000,
+      total: RECORDS,
+    });
   }, 300_000);
 });

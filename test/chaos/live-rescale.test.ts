@@ -9,13 +9,10 @@ import { join } from 'node:path';
 import { exchangeTopic, runControlTopic } from '@weir/engine';
 import type { RescaleProgress } from '@weir/protocol';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { JobProcess } from '../../apps/worker/src/jobs/job-process';
-import { expectExactTotals, totalsJobFixture } from './fixture';
-import { inputRecords } from './support';
+import { checkpointAfter, expectExactAfterRescaleAndRestart, inputFeed, totalsJobFixture } from './fixture';
 
 const PARTITIONS = 2;
 const RECORDS = 12_000;
-const BATCH = 500;
 const MAX_PARALLELISM = 32;
 
 describe('live rescale of a run, exactly-once', () => {
@@ -38,21 +35,8 @@ describe('live rescale of a run, exactly-once', () => {
     });
 
   it('grows 2 → 4 and shrinks 4 → 2 while input flows; a restart afterwards restores the latest checkpoint; output exact', async () => {
-    const writer = job.kafka.writer({ writerId: `test-rescale-in-${job.run}` });
-    await writer.start();
-    let produced = 0;
-    const produce = async (upTo: number): Promise<void> => {
-      while (produced < upTo) {
-        const to = Math.min(upTo, produced + BATCH);
-        await writer.send(inputRecords(job.input, produced, to, PARTITIONS));
-        produced = to;
-      }
-    };
-    const checkpointAfter = async (host: JobProcess, id: number): Promise<void> => {
-      const deadline = Date.now() + 30_000;
-      while ((host.latestCheckpoint?.checkpointId ?? 0) <= id && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-      expect(host.latestCheckpoint?.checkpointId ?? 0).toBeGreaterThan(id);
-    };
+    const feed = await inputFeed(job, PARTITIONS);
+    const produce = feed.produce;
 
     const hosts = await Promise.all([0, 1].map((i) => processOf(1, i, 2)));
     await produce(3_000);
@@ -95,21 +79,10 @@ describe('live rescale of a run, exactly-once', () => {
     expect(back.moved.every((m) => m.fromSubtask >= 2 && m.toSubtask < 2)).toBe(true);
     expect(back.routing.totals.every((o) => o < 2)).toBe(true);
     await flowing;
-    // The retirees own nothing and their output is committed: the control plane stops them.
-    for (const j of joiners) await j.stop();
-    const shrunk = hosts[0].latestCheckpoint?.checkpointId ?? 0;
-    await checkpointAfter(hosts[0], shrunk);
-    await produce(10_000);
-
-    // Both remaining job hosts die: the restart restores the latest checkpoint with the routing the rescale left.
-    for (const h of hosts) h.kill();
-    await Promise.all(hosts.map((h) => h.exited));
-    const again = await Promise.all([0, 1].map((i) => processOf(2, i, 2, back.routing.totals)));
-    expect(again.every((h) => (h.restored?.checkpointId ?? 0) > shrunk)).toBe(true);
-    await produce(RECORDS);
-    await writer.close();
-
-    await expectExactTotals(job.kafka, job.output, 2, RECORDS);
-    for (const h of again) await h.stop();
+    // The retirees own nothing and their output is committed; then a restart with the routing the rescale left.
+    await expectExactAfterRescaleAndRestart(job, feed, { hosts, retirees: joiners }, () => Promise.all([0, 1].map((i) => processOf(2, i, 2, back.routing.totals))), {
+      beforeKill: 10_000,
+      total: RECORDS,
+    });
   }, 300_000);
 });

@@ -4,71 +4,39 @@ import type { Pool } from '@weir/db';
 import type { Logger } from 'pino';
 import { ROOT_LOGGER, WEIR_CONFIG } from '../control-plane-options';
 import { PG_POOL } from '../infrastructure/tokens';
+import { DueLookLoop } from '../scaling/due-look-loop';
 import { DeploymentPartitioner } from './deployment-partitioner';
 import { ScalingDecisionsRepository } from './scaling-decisions.repository';
 
-/** How often due deployments are looked for; each is planned once per its own interval (partitioner.interval-ms). */
-export const PARTITIONER_SCAN_MS = 1_000;
-/** Deployments looked at per scan; the rest wait for the next. */
-const BATCH = 50;
-
-/**
- * The partitioner's controller loop. Every control-plane instance runs it: which deployments are due lives in
- * Postgres (deployments.partitioner_next_at), and each look claims the deployment's row and moves its next look one
- * interval on before anything else, so a deployment is planned once per interval whichever instances run. A look that
- * fails (Redis or Postgres away) is logged and rolled back, and the next scan tries again.
- */
+/** The partitioner's controller loop: each due deployment (deployments.partitioner_next_at) planned once per interval. */
 @Injectable()
 export class PartitionerLoop implements OnApplicationBootstrap, OnModuleDestroy {
-  private readonly installation: string;
-  private readonly logger: Logger;
-  private timer: NodeJS.Timeout | undefined;
-  private scanning: Promise<void> | undefined;
-  private stopped = false;
+  private readonly loop: DueLookLoop;
 
   constructor(
-    @Inject(PG_POOL) private readonly pool: Pool,
+    @Inject(PG_POOL) pool: Pool,
     @Inject(WEIR_CONFIG) config: WeirConfig,
     @Inject(ROOT_LOGGER) logger: Logger,
-    private readonly decisions: ScalingDecisionsRepository,
-    private readonly partitioner: DeploymentPartitioner,
+    decisions: ScalingDecisionsRepository,
+    partitioner: DeploymentPartitioner,
   ) {
-    this.installation = config.WEIR_QUEUE_PREFIX;
-    this.logger = logger.child({ component: 'partitioner' });
+    const installation = config.WEIR_QUEUE_PREFIX;
+    this.loop = new DueLookLoop(
+      'partitioner',
+      { due: (limit) => decisions.due(pool, installation, limit), look: async (tenantId, deploymentId) => void (await partitioner.look(tenantId, deploymentId)) },
+      logger.child({ component: 'partitioner' }),
+    );
   }
 
   onApplicationBootstrap(): void {
-    this.timer = setInterval(() => void this.scan(), PARTITIONER_SCAN_MS);
-    this.timer.unref();
+    this.loop.start();
   }
 
-  async onModuleDestroy(): Promise<void> {
-    this.stopped = true;
-    clearInterval(this.timer);
-    await this.scanning;
+  onModuleDestroy(): Promise<void> {
+    return this.loop.stop();
   }
 
-  /** One scan over due deployments; a scan still running when the next is due makes that one a no-op. */
   scan(): Promise<void> {
-    if (this.stopped) return Promise.resolve();
-    this.scanning ??= this.scanOnce()
-      .catch((err: Error) => this.logger.warn({ err: { name: err.name, message: err.message } }, 'partitioner scan failed'))
-      .finally(() => {
-        this.scanning = undefined;
-      });
-    return this.scanning;
-  }
-
-  private async scanOnce(): Promise<void> {
-    const due = await this.decisions.due(this.pool, this.installation, BATCH);
-    for (const { tenantId, deploymentId } of due) {
-      if (this.stopped) return;
-      try {
-        await this.partitioner.look(tenantId, deploymentId);
-      } catch (err) {
-        const { name, message } = err as Error;
-        this.logger.warn({ tenantId, deploymentId, err: { name, message } }, 'a partitioner look failed; will retry');
-      }
-    }
+    return this.loop.scan();
   }
 }
