@@ -16,6 +16,28 @@ describe('SourceWatermarks', () => {
     expect(wm.poll(2_500)).toBe('idle'); // every partition idle
     expect(wm.poll(2_600)).toBeNull(); // said once
   });
+
+  it('follows partitions moved away and moved in (a live rescale): time continues from the old owner, idle once emptied', () => {
+    const wm = new SourceWatermarks(10, undefined, [0, 1], 0);
+    wm.observe(0, 100, 0);
+    wm.observe(1, 50, 0);
+    expect(wm.poll(0)).toBe(39);
+    expect(wm.remove(1)).toBe(50); // its highest timestamp goes to the new owner
+    expect(wm.poll(0)).toBe(89); // no longer held back by partition 1
+    expect(wm.remove(0)).toBe(100);
+    expect(wm.poll(0)).toBe('idle'); // reads nothing any more: holds nobody's event time back
+    expect(wm.poll(0)).toBeNull();
+
+    const joiner = new SourceWatermarks(10, undefined, [], 0);
+    expect(joiner.poll(0)).toBeNull(); // has never read: says nothing (its channel starts idle downstream)
+    joiner.add(1, 50, 0);
+    expect(joiner.poll(0)).toBe(39); // at once, before the partition's first record here
+    joiner.add(3, null, 0); // a partition nobody has read yet holds it at −∞ until its first record
+    joiner.observe(1, 70, 0);
+    expect(joiner.poll(0)).toBeNull();
+    joiner.observe(3, 80, 0);
+    expect(joiner.poll(0)).toBe(59);
+  });
 });
 
 describe('InputWatermarks', () => {
