@@ -9,14 +9,8 @@
  * consecutive sequences are spread over the weights by a golden-ratio (Weyl) sequence, so even a short run of one
  * key's records lands in proportion to the weights instead of by chance.
  */
-import type { KeyValue } from '@weir/engine';
+import { fillWeightedSlots, type KeyValue, SLOTS, slotOf } from '@weir/engine';
 import { checkLayout, type PartitionLayout } from './layout';
-
-/** Slots per split key: the weights are honoured to 1/4096 of the key's records. */
-const SLOT_BITS = 12;
-const SLOTS = 1 << SLOT_BITS;
-/** 2^32 / golden ratio: consecutive multiples are as evenly spread over [0, 2^32) as any sequence can be. */
-const WEYL = 0x9e3779b9;
 
 export class SplitRouter {
   private constructor(
@@ -46,7 +40,7 @@ export class SplitRouter {
       splitsInGroup[split.keyGroup]++;
       const asNumber = Number(split.key);
       keyNumber[i] = split.key !== '' && String(asNumber) === split.key ? asNumber : NaN;
-      fillSlots(slots.subarray(i * SLOTS, (i + 1) * SLOTS), split.subtasks, split.weights);
+      fillWeightedSlots(slots.subarray(i * SLOTS, (i + 1) * SLOTS), split.subtasks, split.weights);
     });
     return new SplitRouter(
       layout,
@@ -66,7 +60,7 @@ export class SplitRouter {
     const end = first + this.splitsInGroup[keyGroup];
     for (let i = first; i < end; i++) {
       if (typeof key === 'string' ? key === this.keyText[i] : key === this.keyNumber[i]) {
-        return this.slots[i * SLOTS + (Math.imul(sequence | 0, WEYL) >>> (32 - SLOT_BITS))];
+        return this.slots[i * SLOTS + slotOf(sequence)];
       }
     }
     return this.owners[keyGroup];
@@ -82,18 +76,4 @@ export class SplitRouter {
     const split = this.layout.splits.find((s) => s.keyGroup === keyGroup && (s.key === key || (typeof key === 'number' && s.key === String(key))));
     return split ? [...split.subtasks] : [this.owners[keyGroup]];
   }
-}
-
-/** Contiguous runs of slots per subtask, sized by largest remainder so the counts sum to SLOTS exactly. */
-function fillSlots(target: Uint16Array, subtasks: readonly number[], weights: readonly number[]): void {
-  const exact = weights.map((w) => w * SLOTS);
-  const counts = exact.map(Math.floor);
-  let left = SLOTS - counts.reduce((a, c) => a + c, 0);
-  const byRemainder = exact.map((e, i) => i).sort((a, b) => exact[b] - counts[b] - (exact[a] - counts[a]) || a - b);
-  for (let j = 0; left > 0; j = (j + 1) % byRemainder.length, left--) counts[byRemainder[j]]++;
-  let at = 0;
-  counts.forEach((count, i) => {
-    target.fill(subtasks[i], at, at + count);
-    at += count;
-  });
 }

@@ -12,3 +12,5 @@ export {
 export { encodeKey, decodeKey, keyId, InvalidKeyError, type KeyValue } from './key-serde';
 export { RoutingTable, RoutingError } from './routing-table';
 export { evenShareMoves, type PlannedMove } from './even-shares';
+export { KeySplits, KeySplitError, type KeySplit } from './key-splits';
+export { fillWeightedSlots, slotOf, SLOTS } from './weighted-slots';

@@ -3,7 +3,7 @@
  * sinks, keyed exchanges and broadcast exchanges. `push` is synchronous; terminals buffer what they receive and the
  * subtask awaits `emit()` once per input batch, so I/O happens per batch, never per record.
  */
-import { keyGroupOfKey, type KeyValue } from '../keygroups';
+import { keyGroupOfKey, type KeySplits, type KeyValue } from '../keygroups';
 import type { SinkWriter } from './connectors/sink-writers';
 import type { BroadcastSender, KeyedSender } from './exchange/exchange';
 import { sendToDeadLetters, type ChainEnvLike } from './ports';
@@ -158,12 +158,17 @@ export class KeyByTerminal implements ChainNode, ChainTerminal {
   private adopted = false;
   private fused = false;
 
+  /** Numbers this terminal's records: a split key's part is chosen from it (KeySplits.route). */
+  private sequence = 0;
+
   constructor(
     private readonly operatorId: string,
     private readonly selector: (value: unknown) => KeyValue,
     private readonly maxParallelism: number,
     private readonly sender: KeyedSender,
     private readonly env: ChainEnv,
+    /** The receiving operator's split hot keys (JobControl.splitKeys changes them while the job runs). */
+    private readonly target: { readonly splits: KeySplits },
   ) {}
 
   /** From now on `push` receives records built by `route` (the caller guarantees nothing else reads them). */
@@ -175,7 +180,9 @@ export class KeyByTerminal implements ChainNode, ChainTerminal {
   route(value: unknown, timestamp: number, ingestMs: number, raw: Buffer | undefined): RoutedRecord | undefined {
     try {
       const key = this.selector(value);
-      return new RoutedRecord(value, timestamp, ingestMs, raw, key, keyGroupOfKey(key, this.maxParallelism));
+      const keyGroup = keyGroupOfKey(key, this.maxParallelism);
+      const splits = this.target.splits;
+      return new RoutedRecord(value, timestamp, ingestMs, raw, key, splits.isEmpty ? keyGroup : splits.route(key, keyGroup, this.sequence++));
     } catch (err) {
       sendToDeadLetters(this.env, { operatorId: this.operatorId, reason: 'key', error: err }, value, raw, timestamp);
       return undefined;

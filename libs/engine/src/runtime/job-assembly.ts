@@ -95,7 +95,7 @@ export class JobAssembly {
           ? processOperator(opEnv, root.fn)
           : root.kind === 'broadcastProcess'
             ? broadcastProcessOperator(opEnv, root.fn)
-            : windowOperator(opEnv, root.assigner, root.fn, root.options);
+            : windowOperator(opEnv, root.assigner, root.fn, root.options, undefined, root.phase);
       rt.operators[index] = operator;
       const restored = restoredParts(this.options.restore, stage.id);
       await restoreKeyed(restored, operator, backend, opEnv.ownedKeyGroups, index);
@@ -157,7 +157,7 @@ export class JobAssembly {
       case 'keyBy':
         // One exchange per keyed operator reading this keyBy (two windows over the same keys, say).
         return (this.plan.children.get(node.id) ?? []).map((target) => {
-          const terminal = new KeyByTerminal(node.id, node.selector, this.definition.maxParallelism, this.keyedSender(target.id, env.subtask, rt), env);
+          const terminal = new KeyByTerminal(node.id, node.selector, this.definition.maxParallelism, this.keyedSender(target.id, env.subtask, rt), env, this.stages.get(target.id)!);
           terminals.push(terminal);
           return terminal;
         });

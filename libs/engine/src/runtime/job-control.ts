@@ -3,7 +3,7 @@
  * live key-group and source-partition moves, live resizes and key-group snapshots. Every step that touches a
  * subtask's state runs in-band, in that subtask's input, so it sees exactly the records before it.
  */
-import type { RoutingTable } from '../keygroups';
+import { type KeySplit, KeySplits, type RoutingTable } from '../keygroups';
 import type { CheckpointCoordinator } from './checkpoint-coordinator';
 import type { ExactlyOnceKafkaSinkWriter } from './connectors/exactly-once-sink';
 import type { KeyGroupMove } from './exchange/exchange';
@@ -82,6 +82,24 @@ export class JobControl {
     // The owner's process has it already: its own half set it, and a state change here would be a bug.
     if (rt.routing!.ownerOf(keyGroup) === toSubtask) return;
     rt.routing = routedTo(rt.routing!, keyGroup, toSubtask);
+  }
+
+  /**
+   * Splits hot keys of a splittable window over the key groups given, from this process's next record on; a key
+   * left out of `splits` goes whole to its own key group again (a fold-back). Any moment is safe: a split changes
+   * where records land, never a result (keygroups/key-splits.ts). Throws KeySplitError for a bad split.
+   */
+  splitKeys(operatorId: string, splits: readonly KeySplit[]): void {
+    const rt = this.keyedStage(operatorId);
+    const root = rt.plan.root;
+    if (root.kind !== 'window' || root.phase !== 'partials') {
+      throw new JobRunError(`"${operatorId}" is not a splittable window: only a window declared with { splittable: true } merges a split key's partials`);
+    }
+    rt.splits = KeySplits.of(splits, rt.routing!.maxParallelism);
+  }
+
+  keySplits(operatorId: string): readonly KeySplit[] {
+    return this.keyedStage(operatorId).splits.splits;
   }
 
   /** A source's partition moves to another subtask (a live rescale of the source), between checkpoints. */

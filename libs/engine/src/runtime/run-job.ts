@@ -5,7 +5,7 @@
  */
 import type { KafkaConnector, TopicSpec } from '@weir/kafka';
 import type { SubtaskMetricsSnapshot } from '@weir/metrics';
-import { RoutingTable } from '../keygroups';
+import { type KeySplit, KeySplits, RoutingTable } from '../keygroups';
 import type { JobDefinition } from '../sdk/graph';
 import { BroadcastBootstrap } from './broadcast-bootstrap';
 import { CheckpointCoordinator } from './checkpoint-coordinator';
@@ -108,6 +108,7 @@ class JobInstance implements RunningJob {
         pumps: [],
         memoryInputs: [],
         keyedSenders: [],
+        splits: KeySplits.NONE,
         ...(stage.root.kind === 'source' ? { sourceParallelism: stage.parallelism } : {}),
       });
     }
@@ -262,13 +263,29 @@ class JobInstance implements RunningJob {
       walk(stage.id);
       const keyed = stage.root.kind !== 'source';
       const parallelism = keyed ? this.control.routingTable(stage.id).parallelism : this.stages.get(stage.id)!.sourceParallelism!;
-      const shape: StageShape = { id: stage.id, kind: keyed ? 'keyed' : 'source', parallelism, operatorIds, feeds: [...feeds], broadcastFeeds: [...broadcastFeeds] };
+      const shape: StageShape = {
+        id: stage.id,
+        kind: keyed ? 'keyed' : 'source',
+        parallelism,
+        operatorIds,
+        feeds: [...feeds],
+        broadcastFeeds: [...broadcastFeeds],
+        ...(stage.root.kind === 'window' && stage.root.phase === 'partials' ? { splittable: true as const } : {}),
+      };
       return sourceRescalesLive(this.plan, stage) ? { ...shape, partitions: this.partitions.get(stage.id)! } : shape;
     });
   }
 
   moveKeyGroups(operatorId: string, moves: readonly KeyGroupMove[]): Promise<RoutingTable> {
     return this.control.moveKeyGroups(operatorId, moves);
+  }
+
+  splitKeys(operatorId: string, splits: readonly KeySplit[]): void {
+    this.control.splitKeys(operatorId, splits);
+  }
+
+  keySplits(operatorId: string): readonly KeySplit[] {
+    return this.control.keySplits(operatorId);
   }
 
   routeKeyGroup(operatorId: string, keyGroup: number, toSubtask: number): void {

@@ -2,7 +2,7 @@ import type { KafkaConnector } from '@weir/kafka';
 import type { SubtaskMetricsSnapshot } from '@weir/metrics';
 import type { KeyedStateBackend } from '@weir/state';
 import type { BootstrapPeers } from './broadcast-bootstrap';
-import type { RoutingTable } from '../keygroups';
+import type { KeySplit, RoutingTable } from '../keygroups';
 import type { SinkEpoch } from './connectors/exactly-once-sink';
 import type { KeyGroupMove } from './exchange/exchange';
 import type { KeyGroupHandover } from './key-group-moves';
@@ -107,6 +107,8 @@ export interface StageShape {
   readonly broadcastFeeds: readonly string[];
   /** A source that rescales live (a Kafka source feeding only keyBy edges): its topic's partition count. */
   readonly partitions?: number;
+  /** A splittable window's first operator: its hot keys may be split (RunningJob.splitKeys). */
+  readonly splittable?: true;
 }
 
 export class JobRunError extends Error {
@@ -156,6 +158,13 @@ export interface RunningJob {
    */
   releaseSourcePartition(sourceId: string, partition: number): Promise<PartitionHandover>;
   adoptSourcePartition(sourceId: string, partition: number, toSubtask: number, handover: PartitionHandover): Promise<void>;
+  /**
+   * Splits hot keys of a splittable window (WindowOptions.splittable) over several key groups in this process's
+   * keyBy terminals; keys left out go whole to their own key group again. Each process of a run takes its own
+   * call: until all have, records of a key land by either table, which changes who does the work, never a result.
+   */
+  splitKeys(operatorId: string, splits: readonly KeySplit[]): void;
+  keySplits(operatorId: string): readonly KeySplit[];
   /** The image of one key group of a keyed operator, taken in-band after every record routed to it so far. */
   snapshotKeyGroup(operatorId: string, keyGroup: number): Promise<Uint8Array>;
   restoreKeyGroup(operatorId: string, keyGroup: number, image: Uint8Array): Promise<void>;

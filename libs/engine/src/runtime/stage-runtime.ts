@@ -1,6 +1,6 @@
 import type { KeyedStateBackend } from '@weir/state';
 import type { SubtaskMetrics } from '@weir/metrics';
-import type { RoutingTable } from '../keygroups';
+import type { KeySplits, RoutingTable } from '../keygroups';
 import type { SourceOutput } from './connectors/source-output';
 import type { SourcePump } from './connectors/sources';
 import type { KafkaKeyedSender } from './exchange/kafka-exchange-senders';
@@ -25,6 +25,11 @@ export interface StageRuntime {
   /** Subtask indexes this process runs. Arrays above are indexed by subtask and hold only these. */
   readonly local: readonly number[];
   routing?: RoutingTable;
+  /**
+   * A splittable window's hot keys split over several key groups (keygroups/key-splits.ts), read by this process's
+   * keyBy terminals into the stage; KeySplits.NONE for every other stage.
+   */
+  splits: KeySplits;
   /** A source's subtasks across the run now (planned, then as a live rescale changed it). */
   sourceParallelism?: number;
   exchange?: MemoryKeyedExchange;

@@ -31,6 +31,12 @@ export type NodeSpec =
       readonly assigner: WindowAssigner;
       readonly fn: WindowFunctionSpec<any, any, any>;
       readonly options: WindowOptions<any>;
+      /**
+       * A splittable window's two operators (WindowOptions.splittable): `partials` reads the user's records (its
+       * hot keys may be split over several key groups) and emits WindowPartial; `merge` merges them per key and
+       * window — each element's own window, not the assigner's — and emits the user's results.
+       */
+      readonly phase?: 'partials' | 'merge';
     }
   | { readonly kind: 'broadcast'; readonly id: string; readonly input: string }
   | { readonly kind: 'sideOutput'; readonly id: string; readonly input: string; readonly tag: string }

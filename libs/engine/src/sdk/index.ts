@@ -31,4 +31,5 @@ export {
   type WindowResult,
   type WindowFunctionSpec,
   type WindowOptions,
+  type WindowPartial,
 } from './windows';

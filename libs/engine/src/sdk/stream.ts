@@ -2,7 +2,7 @@ import type { KeyValue } from '../keygroups';
 import type { SinkSpec, SourceSpec } from './connectors';
 import type { KeyedBroadcastProcessFunction, KeyedProcessFunction, OutputTag } from './functions';
 import type { NodeSpec } from './graph';
-import type { WindowAssigner, WindowFunctionSpec, WindowOptions } from './windows';
+import { mergedWindows, partialWindows, type WindowAssigner, type WindowFunctionSpec, type WindowOptions, type WindowPartial } from './windows';
 
 export class JobDefinitionError extends Error {
   override readonly name = 'JobDefinitionError';
@@ -78,7 +78,22 @@ export class KeyedStream<K extends KeyValue, T> {
     if (assigner.kind === 'session' && !fn.merge) {
       throw new JobDefinitionError(`window "${id}": session windows merge, so the aggregate function needs merge()`);
     }
+    if (options.splittable) return this.splittableWindow(id, assigner, fn, options);
     return new DataStream<O>(this.graph, this.graph.add({ kind: 'window', id, input: this.nodeId, assigner, fn, options }));
+  }
+
+  /** Two operators (WindowOptions.splittable): partial windows where the records land, merged per key downstream. */
+  private splittableWindow<O>(id: string, assigner: WindowAssigner, fn: WindowFunctionSpec<K, T, O>, options: WindowOptions<T>): DataStream<O> {
+    const refuse = (why: string) => new JobDefinitionError(`window "${id}" is splittable, so ${why}`);
+    if (!fn.merge) throw refuse('its function needs merge() (how two partial accumulators combine): use aggregate() with merge, reduce() or processWindow()');
+    if (assigner.kind === 'session') throw refuse('it cannot use session windows (a split key\'s sessions would differ per part): use tumbling or sliding windows, or drop splittable');
+    if ((options.allowedLatenessMs ?? 0) > 0 || options.lateOutputTag) {
+      throw refuse('it cannot have allowed lateness or a late output tag (each partial is merged once, when its window closes): set neither, or drop splittable');
+    }
+    const partials = this.graph.add({ kind: 'window', id, input: this.nodeId, assigner, fn: partialWindows(fn), options, phase: 'partials' });
+    const byKey = this.graph.add({ kind: 'keyBy', id: `${id}.by-key`, input: partials, selector: (p: WindowPartial) => p.key });
+    const merged = this.graph.add({ kind: 'window', id: `${id}.merge`, input: byKey, assigner, fn: mergedWindows(fn as WindowFunctionSpec<K, never, O>), options: {}, phase: 'merge' });
+    return new DataStream<O>(this.graph, merged);
   }
 
   connect<R>(broadcast: BroadcastStream<R>): BroadcastConnectedStream<K, T, R> {

@@ -149,4 +149,45 @@ export interface WindowOptions<I> {
   readonly allowedLatenessMs?: number;
   /** Records later than the allowed lateness go here instead of being dropped silently. */
   readonly lateOutputTag?: OutputTag<I>;
+  /**
+   * Lets the partitioner split a hot key of this window over several subtasks (two-phase aggregation): each subtask
+   * a key's records reach keeps a partial window, and the partials are merged per key and window in a second
+   * operator, `${id}.merge` (reached through `${id}.by-key`), which emits the results. Results are the same as
+   * without splitting, whatever is split or folded back when. Needs the function's `merge` (aggregate() with
+   * merge, reduce(), processWindow()); tumbling or sliding windows; no allowed lateness (a partial is merged once);
+   * accumulators that survive serialisation (they cross the exchange between the two operators).
+   */
+  readonly splittable?: boolean;
+}
+
+/** What the first phase of a splittable window hands the second: one key's partial accumulator of one window. */
+export interface WindowPartial {
+  readonly key: KeyValue;
+  readonly start: number;
+  readonly end: number;
+  readonly accumulator: unknown;
+}
+
+/** The first phase: the user's windows over wherever the key's records land, emitting partials instead of results. */
+export function partialWindows<K extends KeyValue, I>(fn: WindowFunctionSpec<K, I, unknown>): WindowFunctionSpec<K, I, WindowPartial> {
+  const partial = (key: K, w: TimeWindow, accumulator: unknown): WindowPartial => ({ key, start: w.start, end: w.end, accumulator });
+  return {
+    createAccumulator: fn.createAccumulator,
+    add: fn.add,
+    merge: fn.merge,
+    emit: (key, w, acc) => [partial(key, w, acc)],
+    emitSingle: partial,
+  };
+}
+
+/** The second phase: a key's partials of one window merged into one accumulator, then the user's results. */
+export function mergedWindows<K extends KeyValue, O>(fn: WindowFunctionSpec<K, never, O>): WindowFunctionSpec<K, WindowPartial, O> {
+  const merge = fn.merge!;
+  return {
+    createAccumulator: fn.createAccumulator,
+    add: (partial, acc) => merge(acc, partial.accumulator),
+    merge,
+    emit: fn.emit,
+    emitSingle: fn.emitSingle,
+  };
 }

@@ -1,5 +1,5 @@
 import { createStateBackend, type KeyedStateBackend } from '@weir/state';
-import type { RoutingTable } from '../keygroups';
+import type { KeySplit, RoutingTable } from '../keygroups';
 import type { JobDefinition } from '../sdk/graph';
 import type { CollectedRecord } from '../runtime/connectors/sink-writers';
 import type { KeyGroupMove } from '../runtime/exchange/exchange';
@@ -92,6 +92,10 @@ export class TestDriver {
 
   moveKeyGroups(operatorId: string, moves: readonly KeyGroupMove[]): Promise<RoutingTable> {
     return this.job.moveKeyGroups(operatorId, moves);
+  }
+
+  splitKeys(operatorId: string, splits: readonly KeySplit[]): void {
+    this.job.splitKeys(operatorId, splits);
   }
 
   snapshotKeyGroup(operatorId: string, keyGroup: number): Promise<Uint8Array> {

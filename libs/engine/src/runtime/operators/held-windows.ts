@@ -1,6 +1,6 @@
 import type { KeyedStateBackend, StateRef } from '@weir/state';
 import { decodeKey, type KeyValue } from '../../keygroups';
-import { assignWindows, type WindowAssigner, type WindowFunctionSpec } from '../../sdk/windows';
+import { assignWindows, type TimeWindow, type WindowAssigner, type WindowFunctionSpec } from '../../sdk/windows';
 import type { KeyedRecord } from '../records';
 import { FIRING_CHUNK } from './keyed-operator';
 import { BackedKey, type EndSlot, OpenWindows, type WindowEntry } from './open-windows';
@@ -14,6 +14,8 @@ export interface HeldWindowsHost {
   readonly fn: WindowFunctionSpec<KeyValue, unknown, unknown>;
   readonly lateness: number;
   readonly lateTag: string | undefined;
+  /** Set for the merge of a splittable window's partials: each element names its window (instead of the assigner). */
+  readonly windowOf?: (value: unknown) => TimeWindow;
   /** Windows (key × window) held in memory before keys are spilled to the backend. */
   readonly maxHeld: number;
   /** The job's number of key groups (the in-memory windows are kept per key group). */
@@ -55,7 +57,7 @@ export class HeldWindows {
     if (open.spilledCount === 0) return;
     let spilled: Set<BackedKey> | undefined;
     for (const r of records) {
-      const backed = open.backed.get(r.key);
+      const backed = open.backedOf(r.key, r.keyGroup);
       if (backed?.spilled) (spilled ??= new Set()).add(backed);
     }
     if (spilled) await this.reload([...spilled]);
@@ -64,7 +66,11 @@ export class HeldWindows {
   onElement(record: KeyedRecord): void {
     const assigner = this.host.assigner;
     let accepted = false;
-    if (assigner.kind === 'tumbling') {
+    const windowOf = this.host.windowOf;
+    if (windowOf !== undefined) {
+      const w = windowOf(record.value);
+      accepted = this.add(record, w.start, w.end);
+    } else if (assigner.kind === 'tumbling') {
       // The common case without assignWindows' array and object per record, nor its float modulo when the record
       // falls in the same window as the one before.
       const ts = record.timestamp;
@@ -116,7 +122,7 @@ export class HeldWindows {
     if (due.length === 0 && expired.length === 0) return;
     if (open.spilledCount > 0) {
       const spilled = new Set<BackedKey>();
-      for (const slot of [...due, ...expired]) for (const key of slot.spilled ?? []) spilled.add(open.backed.get(key)!);
+      for (const slot of [...due, ...expired]) for (const backed of slot.spilled ?? []) spilled.add(backed);
       if (spilled.size > 0) await this.reload([...spilled]);
     }
     const now = this.host.now();
@@ -151,15 +157,15 @@ export class HeldWindows {
   private purge(slot: EndSlot): void {
     const open = this.open;
     open.drop(slot);
-    if (open.backed.size === 0) return;
+    if (open.backedCount === 0) return;
     for (const [key, keyGroup] of slot.entries()) {
-      const backed = open.backed.get(key);
+      const backed = open.backedOf(key, keyGroup);
       if (backed === undefined) continue;
       if (open.hasWindows(key, keyGroup)) {
         backed.dirty = true;
       } else {
         this.host.backend.delete(this.ref(backed));
-        open.backed.delete(key);
+        open.deleteBacked(backed);
       }
     }
   }
@@ -168,16 +174,21 @@ export class HeldWindows {
   persist(): void {
     const open = this.open;
     const changed = open.dirtyKeys();
-    for (const backed of open.backed.values()) if (backed.dirty && !backed.spilled) changed.set(backed.key, backed.keyGroup);
-    for (const [key, keyGroup] of changed) this.write(key, keyGroup);
+    for (const backed of open.allBacked()) {
+      if (!backed.dirty || backed.spilled) continue;
+      let keys = changed.get(backed.keyGroup);
+      if (keys === undefined) changed.set(backed.keyGroup, (keys = new Set()));
+      keys.add(backed.key);
+    }
+    for (const [keyGroup, keys] of changed) for (const key of keys) this.write(key, keyGroup);
     open.markClean();
   }
 
   /** Puts one key's in-memory windows into the backend (or deletes its entry when it has none left). */
   private write(key: KeyValue, keyGroup: number): BackedKey {
     const open = this.open;
-    let backed = open.backed.get(key);
-    if (backed === undefined) open.backed.set(key, (backed = new BackedKey(key, keyGroup)));
+    let backed = open.backedOf(key, keyGroup);
+    if (backed === undefined) open.setBacked((backed = new BackedKey(key, keyGroup)));
     const windows = open.windowsOf(key, keyGroup);
     if (windows.length > 0) this.host.backend.put(this.ref(backed), windows);
     else this.host.backend.delete(this.ref(backed));
@@ -194,12 +205,11 @@ export class HeldWindows {
     const inBatch = new Set<KeyValue>();
     for (const r of batch) inBatch.add(r.key);
     const target = Math.floor(host.maxHeld * 0.75);
-    const seen = new Set<KeyValue>();
     for (const [key, keyGroup] of [...open.spillCandidates()]) {
       if (open.heldCount <= target) break;
-      if (inBatch.has(key) || seen.has(key)) continue;
-      seen.add(key);
-      const known = open.backed.get(key);
+      // A key's window in another slot may have come first: it is spilled already.
+      if (inBatch.has(key) || open.backedOf(key, keyGroup)?.spilled) continue;
+      const known = open.backedOf(key, keyGroup);
       const backed = known === undefined || known.dirty || open.isDirty(key, keyGroup) ? this.write(key, keyGroup) : known;
       open.spill(backed);
     }

@@ -40,7 +40,8 @@ export class BackedKey {
 export class EndSlot {
   readonly dirty: (Cells | undefined)[];
   readonly clean: (Cells | undefined)[];
-  spilled: Set<KeyValue> | undefined = undefined;
+  /** Keys whose window here is only in the backend (read back before this slot fires or is purged). */
+  spilled: Set<BackedKey> | undefined = undefined;
   /** Handed to every firing of this slot's windows (TimeWindow is read-only). */
   readonly window: TimeWindow;
 
@@ -90,16 +91,46 @@ export class EndSlot {
  * dropping its maps, and so that nothing per window but the accumulator is allocated.
  *
  * Nothing per key is kept beyond the accumulators until the backend holds a copy of a key's windows (after a
- * persist, a spill or a restore): those keys are in `backed`, which is empty in a job that never snapshots.
+ * persist, a spill or a restore): those keys are in `backedIn`, which is empty in a job that never snapshots.
+ *
+ * A key is identified with its key group throughout: a split hot key (a splittable window's records spread over
+ * several key groups) has windows in more than one key group, possibly on the same subtask.
  */
 export class OpenWindows {
   private readonly slots = new Map<number, EndSlot>();
-  readonly backed = new Map<KeyValue, BackedKey>();
+  /** Per key group, the keys the backend holds an entry for. */
+  private readonly backedIn: (Map<KeyValue, BackedKey> | undefined)[];
+  private backedKeys = 0;
   private last: EndSlot | undefined = undefined;
   private cellCount = 0;
   private spilledKeys = 0;
 
-  constructor(private readonly keyGroups: number) {}
+  constructor(private readonly keyGroups: number) {
+    this.backedIn = new Array<Map<KeyValue, BackedKey> | undefined>(keyGroups).fill(undefined);
+  }
+
+  /** Keys the backend holds an entry for. */
+  get backedCount(): number {
+    return this.backedKeys;
+  }
+
+  backedOf(key: KeyValue, keyGroup: number): BackedKey | undefined {
+    return this.backedIn[keyGroup]?.get(key);
+  }
+
+  setBacked(backed: BackedKey): void {
+    const map = (this.backedIn[backed.keyGroup] ??= new Map());
+    if (!map.has(backed.key)) this.backedKeys++;
+    map.set(backed.key, backed);
+  }
+
+  deleteBacked(backed: BackedKey): void {
+    if (this.backedIn[backed.keyGroup]?.delete(backed.key)) this.backedKeys--;
+  }
+
+  *allBacked(): IterableIterator<BackedKey> {
+    for (const map of this.backedIn) if (map !== undefined) yield* map.values();
+  }
 
   /** Windows (key × window) held in memory. */
   get heldCount(): number {
@@ -177,7 +208,8 @@ export class OpenWindows {
 
   /** Whether the key has any window left, in memory or spilled. */
   hasWindows(key: KeyValue, keyGroup: number): boolean {
-    for (const slot of this.slots.values()) if (slot.has(key, keyGroup) || slot.spilled?.has(key)) return true;
+    const backed = this.backedOf(key, keyGroup);
+    for (const slot of this.slots.values()) if (slot.has(key, keyGroup) || (backed !== undefined && slot.spilled?.has(backed))) return true;
     return false;
   }
 
@@ -187,13 +219,16 @@ export class OpenWindows {
     return false;
   }
 
-  /** Every key with a changed window: key → key group. */
-  dirtyKeys(): Map<KeyValue, number> {
-    const out = new Map<KeyValue, number>();
+  /** Every key with a changed window, per key group. */
+  dirtyKeys(): Map<number, Set<KeyValue>> {
+    const out = new Map<number, Set<KeyValue>>();
     for (const slot of this.slots.values()) {
       for (let kg = 0; kg < this.keyGroups; kg++) {
         const dirty = slot.dirty[kg];
-        if (dirty !== undefined) for (const key of dirty.keys()) out.set(key, kg);
+        if (dirty === undefined || dirty.size === 0) continue;
+        let keys = out.get(kg);
+        if (keys === undefined) out.set(kg, (keys = new Set()));
+        for (const key of dirty.keys()) keys.add(key);
       }
     }
     return out;
@@ -241,7 +276,7 @@ export class OpenWindows {
     let freed = 0;
     for (const slot of this.slots.values()) {
       if (!(slot.dirty[kg]?.delete(backed.key) || slot.clean[kg]?.delete(backed.key))) continue;
-      (slot.spilled ??= new Set()).add(backed.key);
+      (slot.spilled ??= new Set()).add(backed);
       freed++;
     }
     this.cellCount -= freed;
@@ -254,7 +289,7 @@ export class OpenWindows {
   /** A spilled key's windows, read back from the backend, are in memory again (clean). */
   reload(backed: BackedKey, windows: readonly WindowEntry[], watermark: number): void {
     if (!backed.spilled) return;
-    for (const slot of this.slots.values()) slot.spilled?.delete(backed.key);
+    for (const slot of this.slots.values()) slot.spilled?.delete(backed);
     backed.spilled = false;
     this.spilledKeys--;
     this.putClean(backed, windows, watermark);
@@ -262,11 +297,11 @@ export class OpenWindows {
 
   /** A key read from the backend (start, restore, adopt): in memory, or left spilled beyond the limit. */
   load(backed: BackedKey, windows: readonly WindowEntry[], inMemory: boolean, watermark: number): void {
-    this.backed.set(backed.key, backed);
+    this.setBacked(backed);
     if (inMemory) return this.putClean(backed, windows, watermark);
     backed.spilled = true;
     this.spilledKeys++;
-    for (const w of windows) (this.slot(w.s, w.e, watermark).spilled ??= new Set()).add(backed.key);
+    for (const w of windows) (this.slot(w.s, w.e, watermark).spilled ??= new Set()).add(backed);
   }
 
   /** Drops everything held for one key group (it left, or is about to be replaced). */
@@ -276,12 +311,14 @@ export class OpenWindows {
       slot.dirty[keyGroup] = undefined;
       slot.clean[keyGroup] = undefined;
     }
-    for (const [key, backed] of this.backed) {
-      if (backed.keyGroup !== keyGroup) continue;
-      this.backed.delete(key);
+    const backedHere = this.backedIn[keyGroup];
+    if (backedHere === undefined) return;
+    this.backedIn[keyGroup] = undefined;
+    this.backedKeys -= backedHere.size;
+    for (const backed of backedHere.values()) {
       if (!backed.spilled) continue;
       this.spilledKeys--;
-      for (const slot of this.slots.values()) slot.spilled?.delete(key);
+      for (const slot of this.slots.values()) slot.spilled?.delete(backed);
     }
   }
 

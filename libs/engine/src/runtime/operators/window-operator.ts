@@ -1,6 +1,6 @@
 import type { StateRef } from '@weir/state';
 import type { KeyValue } from '../../keygroups';
-import { assignWindows, type TimeWindow, type WindowAssigner, type WindowFunctionSpec, type WindowOptions } from '../../sdk/windows';
+import { assignWindows, type TimeWindow, type WindowAssigner, type WindowFunctionSpec, type WindowOptions, type WindowPartial } from '../../sdk/windows';
 import type { KeyedRecord } from '../records';
 import type { DueTimer } from '../timers';
 import type { HeldState, KeyedLogic, KeyedScope } from './keyed-logic';
@@ -32,6 +32,8 @@ export function windowOperator(
   fn: WindowFunctionSpec<KeyValue, unknown, unknown>,
   options: WindowOptions<unknown>,
   maxHeldKeys = DEFAULT_MAX_HELD_WINDOW_KEYS,
+  /** A splittable window's second operator: each element (a WindowPartial) names its own window. */
+  phase?: 'partials' | 'merge',
 ): KeyedOperator {
   const namespace = `${env.operatorId}/__windows`;
   const lateness = options.allowedLatenessMs ?? 0;
@@ -47,6 +49,7 @@ export function windowOperator(
       fn,
       lateness,
       lateTag,
+      ...(phase === 'merge' ? { windowOf: (value: unknown) => value as WindowPartial } : {}),
       maxHeld: maxHeldKeys,
       keyGroups: env.maxParallelism,
       now: () => env.clock.now(),
