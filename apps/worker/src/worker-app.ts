@@ -62,6 +62,7 @@ export class WorkerApp {
         'take-savepoint': (command) => this.supervisor.takeSavepoint(command),
         'move-key-groups': (command) => this.supervisor.moveKeyGroups(command),
         'rescale-run': (command, context) => this.supervisor.rescale(command, context),
+        'split-keys': (command) => this.supervisor.splitKeys(command),
       },
       { logger },
     );

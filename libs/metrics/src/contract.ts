@@ -50,6 +50,19 @@ export interface SubtaskMetricsSnapshot extends SubtaskIdentity {
    * field existed lack it: readers take a missing one as null (`sourceBacklogOf`).
    */
   readonly sourceBacklog: number | null;
+  /**
+   * A splittable window's subtask: the hot keys its process splits now (the engine's KeySplit: the key as the sketch
+   * names it, its own key group, the key groups its records go to and their weights); absent for other operators.
+   * Empty when nothing is split. A restore starts with none, so this is what the run really does.
+   */
+  readonly keySplits?: readonly ReportedKeySplit[];
+}
+
+export interface ReportedKeySplit {
+  readonly key: string;
+  readonly keyGroup: number;
+  readonly parts: readonly number[];
+  readonly weights: readonly number[];
 }
 
 /** Latency percentiles and max in milliseconds (µs resolution, 3 significant digits), and the sample count. */

@@ -6,6 +6,7 @@ export type {
   HeavyKey,
   JobMetricsSummary,
   LatencySummary,
+  ReportedKeySplit,
   SubtaskIdentity,
   SubtaskMetricsSnapshot,
 } from './contract';

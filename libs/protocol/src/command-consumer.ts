@@ -5,6 +5,7 @@ import { defaultLogger, errorFields, type ProtocolLogger } from './logger';
 import {
   workerCommandSchema,
   type MoveKeyGroups,
+  type SplitKeys,
   type MoveReport,
   type RescaleProgress,
   type RescaleReport,
@@ -36,6 +37,7 @@ export interface CommandHandlers {
   'take-savepoint'?(command: TakeSavepoint, context: CommandContext): Promise<void>;
   /** Optional likewise; its report is the command's result (the BullMQ job's return value). */
   'move-key-groups'?(command: MoveKeyGroups, context: CommandContext): Promise<MoveReport>;
+  'split-keys'?(command: SplitKeys, context: CommandContext): Promise<void>;
   /** Optional likewise; reports progress on the way, and its report is the command's result. */
   'rescale-run'?(command: RescaleRun, context: CommandContext): Promise<RescaleReport>;
 }
@@ -110,6 +112,9 @@ export function createCommandConsumer(
       else if (command.type === 'move-key-groups') {
         if (!handlers['move-key-groups']) throw new CommandRejectedError('this worker does not move key groups');
         result = await handlers['move-key-groups'](command, context);
+      } else if (command.type === 'split-keys') {
+        if (!handlers['split-keys']) throw new CommandRejectedError('this worker does not split keys');
+        await handlers['split-keys'](command, context);
       } else if (command.type === 'rescale-run') {
         if (!handlers['rescale-run']) throw new CommandRejectedError('this worker does not rescale runs live');
         result = await handlers['rescale-run'](command, context);

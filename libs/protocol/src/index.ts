@@ -25,6 +25,8 @@ export {
   takeSavepointSchema,
   workerCommandSchema,
   type MoveKeyGroups,
+  type SplitKeys,
+  splitKeysSchema,
   type MoveReport,
   type RescaleProgress,
   type RescaleReport,

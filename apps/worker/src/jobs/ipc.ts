@@ -2,7 +2,7 @@
  * Messages between the worker (supervisor) and a job host child process. The child runs one tenant's job; the
  * supervisor never loads tenant code itself.
  */
-import type { JobConfig } from '@weir/engine';
+import type { JobConfig, KeySplit } from '@weir/engine';
 import type { SubtaskMetricsSnapshot } from '@weir/metrics';
 import type { MoveReport, RescaleProgress, RescaleReport } from '@weir/protocol';
 
@@ -66,6 +66,14 @@ export interface MoveMessage {
   readonly moves: readonly { readonly keyGroup: number; readonly fromSubtask: number; readonly toSubtask: number }[];
 }
 
+/** A splittable window's split keys, the operator's whole table (process 0 only: it hands it to every process). */
+export interface SplitKeysMessage {
+  readonly type: 'split-keys';
+  readonly splitId: string;
+  readonly operatorId: string;
+  readonly splits: readonly KeySplit[];
+}
+
 /** A live rescale of the run (process 0 only: it leads the run). */
 export interface RescaleMessage {
   readonly type: 'rescale';
@@ -76,7 +84,7 @@ export interface RescaleMessage {
   readonly parallelism: Readonly<Record<string, number>>;
 }
 
-export type ToJobHost = StartJobMessage | StopJobMessage | SavepointMessage | MoveMessage | RescaleMessage;
+export type ToJobHost = StartJobMessage | StopJobMessage | SavepointMessage | MoveMessage | RescaleMessage | SplitKeysMessage;
 
 export type FromJobHost =
   | { readonly type: 'started'; readonly subtasks: readonly { readonly operatorId: string; readonly subtask: number }[] }
@@ -87,6 +95,8 @@ export type FromJobHost =
   | { readonly type: 'savepoint-failed'; readonly savepointId: string; readonly message: string }
   | { readonly type: 'moved'; readonly report: MoveReport }
   | { readonly type: 'move-failed'; readonly moveId: string; readonly message: string }
+  | { readonly type: 'keys-split'; readonly splitId: string }
+  | { readonly type: 'split-failed'; readonly splitId: string; readonly message: string }
   | ({ readonly type: 'rescale-progress'; readonly rescaleId: string } & RescaleProgress)
   | { readonly type: 'rescaled'; readonly report: RescaleReport }
   /** `refused`: nothing changed (the run goes on as it was); else the job host leaves the run to be restored. */

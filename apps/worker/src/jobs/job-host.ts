@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { CheckpointStore, type CheckpointManifest } from '@weir/checkpoint';
 import { createBlobStore } from '@weir/blob';
 import { loadConfig } from '@weir/config';
-import { runJob, type RunningJob } from '@weir/engine';
+import { type KeySplit, runJob, type RunningJob } from '@weir/engine';
 import { createKafkaConnector } from '@weir/kafka';
 import { createStateBackend, type CheckpointableStateBackend } from '@weir/state';
 import { loadBundle } from '../bundles/load-bundle';
@@ -27,7 +27,7 @@ import { LocalRunControl, type RunControlChannel } from '../runs/run-control';
 import { localSubtasks, ownsSinkEpoch } from '../runs/process-layout';
 import { RescaleLeader } from '../runs/rescale-leader';
 import { RescaleRefusedError } from '../runs/rescale-plan';
-import type { FromJobHost, MoveMessage, RescaleMessage, StartJobMessage, ToJobHost } from './ipc';
+import type { FromJobHost, MoveMessage, RescaleMessage, SplitKeysMessage, StartJobMessage, ToJobHost } from './ipc';
 import { assertTopicsInNamespace } from './topic-namespace';
 
 const METRICS_INTERVAL_MS = 1_000;
@@ -177,6 +177,7 @@ async function start(message: StartJobMessage): Promise<void> {
     leader?.onDelivery({ from, message: m });
     moveLeader?.onDelivery({ from, message: m });
     partitionMoveLeader?.onDelivery({ from, message: m });
+    if (m.type === 'split-keys' && from !== layout.index) applySplits(running, m.operatorId, m.splits);
     if (m.type === 'resize') {
       const ended = resizeStages(running, m.stages);
       // A retiree says so once its ends are on their way: process 0 reports the rescale only then.
@@ -284,6 +285,33 @@ async function rescale(message: RescaleMessage): Promise<void> {
   }
 }
 
+/**
+ * A splittable window's split keys (process 0 only): applied here first, so that a bad table is refused before any
+ * other process sees it, then handed to every process of the run over its control channel.
+ */
+async function splitKeys(message: SplitKeysMessage): Promise<void> {
+  const running = job;
+  if (!running || !leader) {
+    return send({ type: 'split-failed', splitId: message.splitId, message: running ? 'only process 0 of a run splits keys' : 'the job is not running yet' });
+  }
+  try {
+    running.splitKeys(message.operatorId, message.splits);
+  } catch (err) {
+    return send({ type: 'split-failed', splitId: message.splitId, message: (err as Error).message });
+  }
+  await channel!.publish({ type: 'split-keys', operatorId: message.operatorId, splits: message.splits });
+  send({ type: 'keys-split', splitId: message.splitId });
+}
+
+/** Another process's table, as process 0 applied it: it was valid there, so a failure here is this process's bug. */
+function applySplits(running: RunningJob, operatorId: string, splits: readonly KeySplit[]): void {
+  try {
+    running.splitKeys(operatorId, splits);
+  } catch (err) {
+    process.stderr.write(`job host ${process.pid}: could not split keys of "${operatorId}": ${(err as Error).message}\n`);
+  }
+}
+
 /** A live rescale's new sizes, applied before the next checkpoint's trigger (the channel delivers them in order). */
 async function resizeStages(running: RunningJob, stages: Readonly<Record<string, number>>): Promise<void> {
   for (const [stageId, parallelism] of Object.entries(stages)) {
@@ -355,6 +383,8 @@ process.on('message', (message: ToJobHost) => {
     stop(message.savepointId).catch((err: Error) => exit({ type: 'failed', message: `stop failed: ${err.message}` }, 1));
   } else if (message.type === 'move') {
     void move(message);
+  } else if (message.type === 'split-keys') {
+    splitKeys(message).catch((err: Error) => send({ type: 'split-failed', splitId: message.splitId, message: err.message }));
   } else if (message.type === 'rescale') {
     rescale(message).catch((err: Error) => send({ type: 'rescale-failed', rescaleId: message.rescaleId, message: err.message, refused: true }));
   } else if (message.type === 'savepoint') {

@@ -2,7 +2,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { extname, join } from 'node:path';
 import type { SubtaskMetricsSnapshot } from '@weir/metrics';
 import type { MoveReport, RescaleProgress, RescaleReport } from '@weir/protocol';
-import type { FromJobHost, MoveMessage, RescaleMessage, StartJobMessage, ToJobHost } from './ipc';
+import type { FromJobHost, MoveMessage, RescaleMessage, SplitKeysMessage, StartJobMessage, ToJobHost } from './ipc';
 
 /**
  * FAILED: the job reported its failure (or failed to start). LOST: the job host died without a word (killed, out of
@@ -12,6 +12,11 @@ export type JobProcessState = 'STARTING' | 'RUNNING' | 'STOPPING' | 'FINISHED' |
 
 export class JobStartError extends Error {
   override readonly name = 'JobStartError';
+}
+
+/** A split-keys the job refused (a bad table, an operator that is not a splittable window): nothing changed. */
+export class KeySplitRefusedError extends Error {
+  override readonly name = 'KeySplitRefusedError';
 }
 
 /** A live rescale that did not happen: `refused` when nothing changed, else the run is being restored. */
@@ -48,6 +53,7 @@ export class JobProcess {
   lastCheckpointFailure: { checkpointId: number; message: string } | null = null;
   private readonly savepoints = new Map<string, { resolve: (key: string) => void; reject: (err: Error) => void }>();
   private readonly moves = new Map<string, { resolve: (report: MoveReport) => void; reject: (err: Error) => void }>();
+  private readonly splits = new Map<string, { resolve: () => void; reject: (err: Error) => void }>();
   private readonly rescales = new Map<
     string,
     { resolve: (report: RescaleReport) => void; reject: (err: Error) => void; progress: (p: RescaleProgress) => void }
@@ -73,6 +79,8 @@ export class JobProcess {
         for (const id of [...this.savepoints.keys()]) this.settleSavepoint(id, new JobStartError(`job host exited before savepoint ${id} completed`));
         for (const [id, waiter] of this.moves) waiter.reject(new JobStartError(`job host exited before move ${id} completed`));
         this.moves.clear();
+        for (const { reject } of this.splits.values()) reject(new JobStartError(`job ${this.start.jobId} ended before its keys were split`));
+        this.splits.clear();
         for (const [id, waiter] of this.rescales) waiter.reject(new JobStartError(`job host exited before rescale ${id} completed`));
         this.rescales.clear();
         resolve();
@@ -118,6 +126,15 @@ export class JobProcess {
     return new Promise<MoveReport>((resolve, reject) => {
       this.moves.set(move.moveId, { resolve, reject });
       this.post({ type: 'move', ...move });
+    });
+  }
+
+  /** Sets a splittable window's split keys (process 0 of a run hands them to every process); resolves once applied here. */
+  splitKeys(split: Omit<SplitKeysMessage, 'type'>): Promise<void> {
+    if (this.state !== 'RUNNING') return Promise.reject(new JobStartError(`job ${this.start.jobId} is ${this.state}, not running`));
+    return new Promise<void>((resolve, reject) => {
+      this.splits.set(split.splitId, { resolve, reject });
+      this.post({ type: 'split-keys', ...split });
     });
   }
 
@@ -210,6 +227,14 @@ export class JobProcess {
       case 'moved':
         this.moves.get(message.report.moveId)?.resolve(message.report);
         this.moves.delete(message.report.moveId);
+        break;
+      case 'keys-split':
+        this.splits.get(message.splitId)?.resolve();
+        this.splits.delete(message.splitId);
+        break;
+      case 'split-failed':
+        this.splits.get(message.splitId)?.reject(new KeySplitRefusedError(message.message));
+        this.splits.delete(message.splitId);
         break;
       case 'move-failed':
         this.moves.get(message.moveId)?.reject(new JobStartError(`move ${message.moveId} failed: ${message.message}`));

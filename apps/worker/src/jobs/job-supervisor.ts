@@ -3,6 +3,7 @@ import {
   CommandRejectedError,
   type CommandContext,
   type MoveKeyGroups,
+  type SplitKeys,
   type MoveReport,
   type RescaleReport,
   type RescaleRun,
@@ -173,6 +174,19 @@ export class JobSupervisor {
       const report = await job.moveKeyGroups({ moveId: command.moveId, operatorId: command.operatorId, moves: command.moves });
       this.moveReports.set(command.idempotencyKey, report);
       return report;
+    } catch (err) {
+      throw new CommandRejectedError((err as Error).message);
+    }
+  }
+
+  /**
+   * Sets a splittable window's split keys in a run led by its process 0 here (it hands them to every process).
+   * Applying the same table twice changes nothing, so a retry needs no memo. Refused, it is rejected for good.
+   */
+  async splitKeys(command: SplitKeys): Promise<void> {
+    const job = this.leaderOf(command);
+    try {
+      await job.splitKeys({ splitId: command.idempotencyKey, operatorId: command.operatorId, splits: command.splits });
     } catch (err) {
       throw new CommandRejectedError((err as Error).message);
     }

@@ -5,6 +5,7 @@
  * memory. Kafka carries them between processes (kafka-run-control.ts): Weir adds no transport of its own.
  */
 import type { ManifestOperator } from '@weir/checkpoint';
+import type { KeySplit } from '@weir/engine';
 
 export type RunControlMessage =
   /** A follower's job runs and reads this channel (re-sent until the leader's hello names it). */
@@ -57,6 +58,12 @@ export type RunControlMessage =
   /** The new owner restored it and reads on: every process's routing table names the new owner from now on. */
   | ({ readonly type: 'adopted'; readonly moveId: string; readonly operatorId: string; readonly bytes: number; readonly pauseMs: number } & MovedKeyGroup)
   | { readonly type: 'move-failed'; readonly moveId: string; readonly keyGroup: number; readonly message: string }
+  /**
+   * A splittable window's split keys, the operator's whole table, from process 0 (which applied it already): every
+   * other process applies it to its own keyBy terminals. No checkpoint alignment: where a split key's records land
+   * never changes a result.
+   */
+  | { readonly type: 'split-keys'; readonly operatorId: string; readonly splits: readonly KeySplit[] }
   /** A live rescale of a source (between checkpoints): each process releases the partitions its subtasks read. */
   | { readonly type: 'move-partitions'; readonly moveId: string; readonly sourceId: string; readonly moves: readonly MovedPartition[] }
   /** A partition left its old owner, everything read from it in the exchange: its new owner reads on from `offset`. */

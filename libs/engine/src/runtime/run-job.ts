@@ -222,7 +222,12 @@ class JobInstance implements RunningJob {
     const out: SubtaskMetricsSnapshot[] = [];
     for (const rt of this.stages.values()) {
       // A Kafka source subtask's backlog rides along: the autoscaler drains it (other subtasks report null).
-      for (const i of rt.local) out.push(rt.metrics[i].snapshot(now, rt.subtasks[i].currentWatermark, rt.pumps[i]?.backlog?.() ?? null));
+      // A splittable window's subtasks say what this process splits (the control plane plans on what is in effect).
+      const splittable = rt.plan.root.kind === 'window' && rt.plan.root.phase === 'partials';
+      for (const i of rt.local) {
+        const snapshot = rt.metrics[i].snapshot(now, rt.subtasks[i].currentWatermark, rt.pumps[i]?.backlog?.() ?? null);
+        out.push(splittable ? { ...snapshot, keySplits: rt.splits.splits } : snapshot);
+      }
     }
     return out;
   }

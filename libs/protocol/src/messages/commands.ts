@@ -215,13 +215,40 @@ export const rescaleReportSchema = z.strictObject({
 });
 export type RescaleReport = z.infer<typeof rescaleReportSchema>;
 
+/**
+ * Splits hot keys of a splittable window (WindowOptions.splittable) over several key groups, or folds them back:
+ * `splits` is the operator's whole table from now on (a key left out goes whole to its own key group again). Sent to
+ * process 0's worker, which applies it and hands it to every process of the run over the run's control channel.
+ * Where a split key's records land never changes a result (each part's partial windows are merged downstream), so
+ * it needs no checkpoint alignment; a restore starts with none (the heartbeats' snapshots say what is in effect).
+ * A bad table or an operator that is not splittable is rejected (CommandRejected), naming why.
+ */
+export const splitKeysSchema = z.strictObject({
+  ...commandBase,
+  type: z.literal('split-keys'),
+  runNo: z.number().int().min(0),
+  operatorId: resourceId,
+  splits: z
+    .array(
+      z.strictObject({
+        key: z.string().max(1024),
+        keyGroup: z.number().int().min(0).max(32767),
+        parts: z.array(z.number().int().min(0).max(32767)).min(2).max(256),
+        weights: z.array(z.number().min(0).max(1)).min(2).max(256),
+      }),
+    )
+    .max(64),
+  reason: z.string().max(500),
+});
+
 /** Control plane → one worker, on that worker's command queue. */
-export const workerCommandSchema = z.discriminatedUnion('type', [runSubtasksSchema, stopSubtasksSchema, takeSavepointSchema, moveKeyGroupsSchema, rescaleRunSchema]);
+export const workerCommandSchema = z.discriminatedUnion('type', [runSubtasksSchema, stopSubtasksSchema, takeSavepointSchema, moveKeyGroupsSchema, rescaleRunSchema, splitKeysSchema]);
 export type WorkerCommand = z.infer<typeof workerCommandSchema>;
 export type RunSubtasks = z.infer<typeof runSubtasksSchema>;
 export type StopSubtasks = z.infer<typeof stopSubtasksSchema>;
 export type TakeSavepoint = z.infer<typeof takeSavepointSchema>;
 export type MoveKeyGroups = z.infer<typeof moveKeyGroupsSchema>;
 export type RescaleRun = z.infer<typeof rescaleRunSchema>;
+export type SplitKeys = z.infer<typeof splitKeysSchema>;
 /** Take-savepoint goes to process 0 of a run, which leads its checkpoints; every process stops with it when asked. */
 export type WorkerCommandType = WorkerCommand['type'];

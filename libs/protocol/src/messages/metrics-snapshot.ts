@@ -32,6 +32,17 @@ export const metricsSnapshotSchema = z.object({
   deadLettered: nonNegative,
   // Optional on the wire: a worker from before the field sends none, read as null (no backlog reported).
   sourceBacklog: nonNegative.nullable().default(null),
+  keySplits: z
+    .array(
+      z.object({
+        key: z.string(),
+        keyGroup: z.number().int().nonnegative(),
+        parts: z.array(z.number().int().nonnegative()).readonly(),
+        weights: z.array(nonNegative).readonly(),
+      }),
+    )
+    .readonly()
+    .optional(),
 });
 export type MetricsSnapshotMessage = z.infer<typeof metricsSnapshotSchema>;
 
