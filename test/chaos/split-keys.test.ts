@@ -85,7 +85,7 @@ describe('a hot key split across job hosts, exactly-once through a crash', () =>
 
   afterAll(async () => {
     const admin = job.kafka.admin();
-    const internal = ['counts', 'counts.merge'].map((stage) => exchangeTopic(job.tenantId, job.jobId, stage));
+    const internal = ['counts', 'counts-merge'].map((stage) => exchangeTopic(job.tenantId, job.jobId, stage));
     await admin.deleteTopics([...internal, runControlTopic(job.tenantId, job.jobId)]).catch(() => undefined);
     await admin.close();
   });
@@ -104,9 +104,9 @@ describe('a hot key split across job hosts, exactly-once through a crash', () =>
       [0, 1].map((index) =>
         job.start(runNo, {
           bundlePath,
-          parallelism: { in: 2, counts: 2, 'counts.merge': 2 },
+          parallelism: { in: 2, counts: 2, 'counts-merge': 2 },
           process: { index, count: 2 },
-          subtasks: { in: [index], counts: [index], 'counts.merge': [index] },
+          subtasks: { in: [index], counts: [index], 'counts-merge': [index] },
           runNo,
           stateDir: join(job.dir, `run-${runNo}-p${index}`),
         }),

@@ -82,7 +82,10 @@ export class KeyedStream<K extends KeyValue, T> {
     return new DataStream<O>(this.graph, this.graph.add({ kind: 'window', id, input: this.nodeId, assigner, fn, options }));
   }
 
-  /** Two operators (WindowOptions.splittable): partial windows where the records land, merged per key downstream. */
+  /**
+   * Two operators (WindowOptions.splittable): partial windows where the records land, merged per key downstream. The
+   * second's ids are derived with "-" (the control plane's operator ids have no dots): `${id}-by-key`, `${id}-merge`.
+   */
   private splittableWindow<O>(id: string, assigner: WindowAssigner, fn: WindowFunctionSpec<K, T, O>, options: WindowOptions<T>): DataStream<O> {
     const refuse = (why: string) => new JobDefinitionError(`window "${id}" is splittable, so ${why}`);
     if (!fn.merge) throw refuse('its function needs merge() (how two partial accumulators combine): use aggregate() with merge, reduce() or processWindow()');
@@ -91,8 +94,8 @@ export class KeyedStream<K extends KeyValue, T> {
       throw refuse('it cannot have allowed lateness or a late output tag (each partial is merged once, when its window closes): set neither, or drop splittable');
     }
     const partials = this.graph.add({ kind: 'window', id, input: this.nodeId, assigner, fn: partialWindows(fn), options, phase: 'partials' });
-    const byKey = this.graph.add({ kind: 'keyBy', id: `${id}.by-key`, input: partials, selector: (p: WindowPartial) => p.key });
-    const merged = this.graph.add({ kind: 'window', id: `${id}.merge`, input: byKey, assigner, fn: mergedWindows(fn as WindowFunctionSpec<K, never, O>), options: {}, phase: 'merge' });
+    const byKey = this.graph.add({ kind: 'keyBy', id: `${id}-by-key`, input: partials, selector: (p: WindowPartial) => p.key });
+    const merged = this.graph.add({ kind: 'window', id: `${id}-merge`, input: byKey, assigner, fn: mergedWindows(fn as WindowFunctionSpec<K, never, O>), options: {}, phase: 'merge' });
     return new DataStream<O>(this.graph, merged);
   }
 

@@ -152,7 +152,7 @@ export interface WindowOptions<I> {
   /**
    * Lets the partitioner split a hot key of this window over several subtasks (two-phase aggregation): each subtask
    * a key's records reach keeps a partial window, and the partials are merged per key and window in a second
-   * operator, `${id}.merge` (reached through `${id}.by-key`), which emits the results. Results are the same as
+   * operator, `${id}-merge` (reached through `${id}-by-key`), which emits the results. Results are the same as
    * without splitting, whatever is split or folded back when. Needs the function's `merge` (aggregate() with
    * merge, reduce(), processWindow()); tumbling or sliding windows; no allowed lateness (a partial is merged once);
    * accumulators that survive serialisation (they cross the exchange between the two operators).

@@ -170,7 +170,7 @@ describe('splittable windows: a hot key split over several subtasks, its partial
     const driver = await TestDriver.start(job(), { parallelism: { default: 1, totals: 2 } });
     expect(() => driver.splitKeys('totals', [{ key: 'hot', keyGroup: kgOf('hot'), parts: [1, 1], weights: [0.5, 0.5] }])).toThrow(KeySplitError);
     expect(() => driver.splitKeys('totals', [{ key: 'hot', keyGroup: kgOf('hot'), parts: [1, 2], weights: [0.5, 0.6] }])).toThrow(/sum to 1/);
-    expect(() => driver.splitKeys('totals.merge', [])).toThrow(/not a splittable window/);
+    expect(() => driver.splitKeys('totals-merge', [])).toThrow(/not a splittable window/);
     await driver.close();
   });
 });
