@@ -144,20 +144,29 @@ describe('live rescale', { timeout: 180_000 }, () => {
   it('falls back to the restart when process 0 refuses the rescale', async () => {
     const [a, b] = workers;
     a.onRescale = null;
+    // This case's own answer, not what the deployment still shows of the case before: the next run, after a rescale
+    // other than the one it shows now (a run and a rescale left over from a case before would otherwise match at once).
+    const before = await get();
     expect((await f.client.patch(`/v1/deployments/${id}`, { parallelism: { operators: { counts: 4 } } })).status).toBe(200);
-    const restarted = (await waitForDeployment(f.client, id, 'run 2 running', (d) => d.status === 'RUNNING' && d.runNo === 2)) as Deployment;
+    const restarted = (await waitForDeployment(
+      f.client,
+      id,
+      `run ${before.runNo + 1} running after a rescale other than ${before.rescale?.rescaleId}`,
+      (d) => d.status === 'RUNNING' && d.runNo === before.runNo + 1 && (d as Deployment).rescale?.rescaleId !== before.rescale?.rescaleId,
+    )) as Deployment;
     const rescale = restarted.rescale!;
+    const [runNo, nextRunNo] = [before.runNo, before.runNo + 1];
     expect(rescale.state).toBe('FELL_BACK');
     expect(rescale.reason).toBe(`process 0's worker ${a.id} refused it: this stand-in worker does not rescale runs live`);
-    expect(restarted.statusReason).toMatch(new RegExp(`^live rescale ${rescale.rescaleId} fell back to a restart \\(process 0's worker .* refused it: .*\\); run 2: `));
+    expect(restarted.statusReason).toMatch(new RegExp(`^live rescale ${rescale.rescaleId} fell back to a restart \\(process 0's worker .* refused it: .*\\); run ${nextRunNo}: `));
     expect(restarted.parallelism.operators.counts).toBe(4);
     // The joiners of this rescale reused indexes 2 and 3 under keys of their own, and were stopped with the run.
     const joiners = b.commands('run-subtasks', id).filter((c) => c.joining);
-    expect(joiners.slice(-2).map((c) => c.idempotencyKey)).toEqual([`${id}-run-1-p2-${rescale.rescaleId}`, `${id}-run-1-p3-${rescale.rescaleId}`]);
+    expect(joiners.slice(-2).map((c) => c.idempotencyKey)).toEqual([`${id}-run-${runNo}-p2-${rescale.rescaleId}`, `${id}-run-${runNo}-p3-${rescale.rescaleId}`]);
     expect(stopsOf(b).map((r) => r.command.idempotencyKey)).toEqual(
-      expect.arrayContaining([`${id}-run-1-p2-${rescale.rescaleId}-stop`, `${id}-run-1-p3-${rescale.rescaleId}-stop`]),
+      expect.arrayContaining([`${id}-run-${runNo}-p2-${rescale.rescaleId}-stop`, `${id}-run-${runNo}-p3-${rescale.rescaleId}-stop`]),
     );
-    const second = runCommands(2);
+    const second = runCommands(nextRunNo);
     expect(second).toHaveLength(4);
     for (const c of second) expect(c.restoreFrom?.snapshotId).toBe('latest');
     expect(await f.countsLayout(id)).toEqual([[[0, 7]], [[8, 15]], [[16, 23]], [[24, 31]]]);

@@ -5,6 +5,7 @@ import {
   workerCommandsQueue,
   type CommandDispatcher,
   type MoveKeyGroups,
+  type SplitKeys,
   type RescaleRun,
   type RunSubtasks,
   type StopSubtasks,
@@ -189,6 +190,14 @@ export class CommandGateway implements OnApplicationBootstrap, OnModuleDestroy {
   }
 
   /**
+   * split-keys to the worker of the run's process 0, which applies the table and hands it to every process; the
+   * caller gives one key per decision. Nothing waits for it: the heartbeats' snapshots say when it is in effect.
+   */
+  async sendSplitKeys(workerId: string, command: Omit<SplitKeys, 'v' | 'type' | 'issuedAt'>): Promise<void> {
+    await this.send(workerId, { v: 1, type: 'split-keys', issuedAt: Date.now(), ...command, reason: command.reason.slice(0, 500) });
+  }
+
+  /**
    * move-key-groups to the worker of the run's process 0, which leads the move for every process; the caller gives
    * the deterministic key (one per move), so a resend is the same BullMQ job.
    */
@@ -196,15 +205,15 @@ export class CommandGateway implements OnApplicationBootstrap, OnModuleDestroy {
     await this.send(workerId, { v: 1, type: 'move-key-groups', issuedAt: Date.now(), ...command, reason: command.reason.slice(0, 500) });
   }
 
-  /** The state of a command on a worker's queue (completed and failed ones are kept a day and a week); bounded. */
+  /**
+   * The state of a command on a worker's queue (completed and failed ones are kept a day and a week); bounded. Two
+   * reads, the state first and the job's hash after it (commandStateOf says why that order).
+   */
   async commandState(workerId: string, idempotencyKey: string): Promise<CommandState> {
     const lookup = async (): Promise<CommandState> => {
-      const job = await this.queue(workerId).getJob(idempotencyKey);
-      if (!job) return { kind: 'missing' };
-      const state = await job.getState();
-      if (state === 'completed') return { kind: 'completed', result: job.returnvalue };
-      if (state === 'failed') return { kind: 'failed', reason: job.failedReason || 'the worker gave no reason' };
-      return { kind: 'queued', progress: job.progress };
+      const queue = this.queue(workerId);
+      const state = await queue.getJobState(idempotencyKey);
+      return commandStateOf(state, await queue.getJob(idempotencyKey));
     };
     return bounded(lookup(), LOOKUP_TIMEOUT_MS, `look up command ${idempotencyKey}`);
   }
@@ -239,6 +248,30 @@ export class CommandGateway implements OnApplicationBootstrap, OnModuleDestroy {
     }
     return queue;
   }
+}
+
+/** What commandStateOf reads of a BullMQ job's hash. */
+export interface CommandJobFields {
+  readonly returnvalue: unknown;
+  readonly failedReason?: string;
+  readonly finishedOn?: number;
+  readonly progress: unknown;
+}
+
+/**
+ * A command's state from two reads that BullMQ cannot make atomic: its state (which set holds the job), then its
+ * hash. The worker finishes a job in one script that moves it to the completed (failed) set and writes its return
+ * value (failure reason) and finishedOn, so a hash read after a completed (failed) state always holds them. The other
+ * order is a race: a hash read while the command was running, paired with a state read just after it completed,
+ * gives a completed command without its result, which the reconciler takes for a malformed report (a live rescale
+ * that worked falls back to a restart; a move that worked is FAILED). A finished state whose hash has no finishedOn
+ * (the job was retried in between) is still queued; a job gone in between is missing (removed, or Redis lost it).
+ */
+export function commandStateOf(state: string, job: CommandJobFields | undefined): CommandState {
+  if (!job) return { kind: 'missing' };
+  if (state === 'completed' && job.finishedOn) return { kind: 'completed', result: job.returnvalue };
+  if (state === 'failed' && job.finishedOn) return { kind: 'failed', reason: job.failedReason || 'the worker gave no reason' };
+  return { kind: 'queued', progress: job.progress };
 }
 
 /** What every process's run-subtasks says alike: its key, the job, the bundle, its subtasks, config and checkpointing. */
