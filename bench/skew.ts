@@ -1,5 +1,5 @@
 /**
- * npm run bench -- skew [--records N] [--keys K] [--seed S] [--epoch E] [--verbose]
+ * npm run bench -- skew [--records N] [--keys K] [--seed S] [--epoch E] [--cap R] [--throughput-records M] [--pairs P] [--skip throughput] [--verbose]
  *
  * Load imbalance under key skew, in one process, from the partitioner's own planner and router code on a seeded Zipf
  * stream (libs/datagen): K keys, N records, 128 key groups (the engine's hashing: keyGroupOfKey), for Zipf z × n
@@ -14,8 +14,12 @@
  *   layout — until a decision does nothing (or 12 decisions).
  * Imbalance = max ÷ mean subtask load over the records routed after Weir's last decision (all three on those same
  * records); subtasks_per_key_weir = the mean number of subtasks that received records of a key, over the keys that
- * received records then (a split key counts its k, every other key 1). The latency, throughput, migration and
- * autoscaler figures of the issue need real deployments over several job hosts: null here. Ends with one JSON line.
+ * received records then (a split key counts its k, every other key 1).
+ * throughput_ratio (z = 1.2, n = 8): the engine's real path with every keyed subtask capped at R records/s, static
+ * hashing against Weir's converged layout (moves and split keys applied to the running job), on M records of the same
+ * stream after Weir's last decision; P pairs alternating, the median ratio (_skew-throughput.ts). One process stands
+ * for the fleet. The latency, migration and autoscaler figures need real deployments over several job hosts: null
+ * here. Ends with one JSON line.
  */
 import { seededRandom, zipfSampler, zipfTopShare } from '@weir/datagen';
 import { defaultOwnerOf, encodeKey, keyGroupOfKey, murmur3 } from '@weir/engine';
@@ -30,6 +34,7 @@ import {
   type PartitionLayout,
 } from '@weir/partitioner';
 import { argument } from './_arguments';
+import { cappedThroughput } from './_skew-throughput';
 
 const RECORDS = Number(argument('records', '2000000'));
 const KEYS = Number(argument('keys', '100000'));
@@ -44,6 +49,10 @@ const NS = [4, 8, 16];
 /** --verbose: one line per decision (predicted imbalance before → after, what it did, what it declined). */
 const VERBOSE = process.argv.includes('--verbose');
 const PKG_SEEDS = [0x9747b28c, 0x85ebca6b];
+const CAP = Number(argument('cap', '5000'));
+const THROUGHPUT_RECORDS = Number(argument('throughput-records', '200000'));
+const PAIRS = Number(argument('pairs', '2'));
+const SKIP = argument('skip', '').split(',');
 
 interface Keys {
   readonly names: string[];
@@ -64,6 +73,8 @@ interface Cell {
   moves: number;
   splits: string;
   measured: number;
+  layout: PartitionLayout;
+  from: number;
 }
 
 function prepareKeys(): Keys {
@@ -194,10 +205,29 @@ function measureCell(keys: Keys, ranks: Int32Array, z: number, n: number): Cell 
     moves: weir.moves,
     splits: weir.layout.splits.map((s) => s.subtasks.length).sort((x, y) => y - x).join('+') || '-',
     measured: RECORDS - weir.from,
+    layout: weir.layout,
+    from: weir.from,
   };
 }
 
-function main(): void {
+/** Weir ÷ static records/s through the capped engine, P pairs alternating: each pair's ratio, and their median. */
+async function throughputRatio(keys: Keys, cell: Cell): Promise<number> {
+  const ranks = stream(cell.z);
+  const names = Array.from(ranks.subarray(cell.from, cell.from + THROUGHPUT_RECORDS), (rank) => keys.names[rank]);
+  const ratios: number[] = [];
+  for (let pair = 1; pair <= PAIRS; pair++) {
+    const hashed = await cappedThroughput(names, cell.n, MAX_PARALLELISM, CAP, null);
+    const weir = await cappedThroughput(names, cell.n, MAX_PARALLELISM, CAP, cell.layout);
+    ratios.push(weir.recordsPerSec / hashed.recordsPerSec);
+    console.log(
+      `  pair ${pair}: static ${Math.round(hashed.recordsPerSec).toLocaleString('en')} records/s (${hashed.seconds.toFixed(1)} s), Weir ${Math.round(weir.recordsPerSec).toLocaleString('en')} records/s (${weir.seconds.toFixed(1)} s): ${ratios.at(-1)!.toFixed(3)}×`,
+    );
+  }
+  const sorted = [...ratios].sort((a, b) => a - b);
+  return sorted.length % 2 ? sorted[(sorted.length - 1) / 2] : (sorted[sorted.length / 2 - 1] + sorted[sorted.length / 2]) / 2;
+}
+
+async function main(): Promise<void> {
   const started = Date.now();
   console.log(`skew bench: ${KEYS.toLocaleString('en')} keys, ${RECORDS.toLocaleString('en')} records per z (Zipf, seed ${SEED}), ${MAX_PARALLELISM} key groups, one run;`);
   console.log(`Weir: a decision per ${EPOCH.toLocaleString('en')} records (default policy: act above 1.1, aim 1.05, ≤16 moves a decision, 5 min cool-down), imbalance on the records after its last one`);
@@ -217,8 +247,16 @@ function main(): void {
   }
   const worst = cells.reduce((a, c) => (c.weir > a.weir ? c : a));
   console.log(`worst Weir cell: z=${worst.z} n=${worst.n} at ${worst.weir.toFixed(3)} (goal ≤ 1.1 everywhere, subtasks/key ≤ 1.05); ${((Date.now() - started) / 1000).toFixed(1)} s`);
-  console.log('p99_ratio, throughput_ratio, migration_max_ms, scale_steps_*, rescales_per_hour_steady, viral_p99_ratio: null — they need real deployments over several job hosts (a later step)');
   const line = cells.find((c) => c.z === 1.2 && c.n === 8) as Cell;
+  let throughput: number | null = null;
+  if (!SKIP.includes('throughput')) {
+    console.log(
+      `throughput (z=1.2, n=8): ${THROUGHPUT_RECORDS.toLocaleString('en')} records through the engine (keyBy → splittable window), every keyed subtask capped at ${CAP.toLocaleString('en')} records/s, one process standing for 8 machines; Weir's layout: ${line.moves} moves, split keys ${line.splits}`,
+    );
+    throughput = await throughputRatio(keys, line);
+    console.log(`throughput_ratio (median of ${PAIRS}): ${throughput.toFixed(3)} (goal ≥ 1.5)`);
+  }
+  console.log('p99_ratio, migration_max_ms, scale_steps_*, rescales_per_hour_steady, viral_p99_ratio: null — they need real deployments over several job hosts (a later step)');
   console.log(
     JSON.stringify({
       bench: 'skew',
@@ -229,7 +267,7 @@ function main(): void {
       imbalance_weir: round(line.weir),
       subtasks_per_key_weir: Number(line.perKeyWeir.toFixed(5)),
       p99_ratio: null,
-      throughput_ratio: null,
+      throughput_ratio: throughput === null ? null : round(throughput),
       migration_max_ms: null,
       scale_steps_up: null,
       scale_steps_down: null,
@@ -243,4 +281,7 @@ function round(x: number): number {
   return Number(x.toFixed(3));
 }
 
-main();
+main().catch((err: Error) => {
+  console.error(err);
+  process.exit(1);
+});
