@@ -12,6 +12,7 @@ import { MetricsModule } from './metrics/metrics.module';
 import { KeyGroupMovesModule } from './moves/key-group-moves.module';
 import { PartitionerModule } from './partitioner/partitioner.module';
 import { AutoscalerModule } from './autoscaler/autoscaler.module';
+import { ScalingPolicyModule } from './scaling-policy/scaling-policy.module';
 import { RulesModule } from './rules/rules.module';
 import { SavepointsModule } from './savepoints/savepoints.module';
 import { SlosModule } from './slos/slos.module';
@@ -25,7 +26,7 @@ export class AppModule {
     return {
       module: AppModule,
       global: true,
-      imports: [InfrastructureModule, EventsModule, HealthModule, WorkersModule, TenancyModule, IdempotencyModule, BundlesModule, MetricsModule, SlosModule, GraphqlModule, DeploymentsModule, RulesModule, SavepointsModule, KeyGroupMovesModule, PartitionerModule, AutoscalerModule],
+      imports: [InfrastructureModule, EventsModule, HealthModule, WorkersModule, TenancyModule, IdempotencyModule, BundlesModule, MetricsModule, SlosModule, GraphqlModule, DeploymentsModule, RulesModule, SavepointsModule, KeyGroupMovesModule, PartitionerModule, AutoscalerModule, ScalingPolicyModule],
       providers: [
         { provide: CONTROL_PLANE_OPTIONS, useValue: options },
         { provide: WEIR_CONFIG, useValue: options.config },

@@ -26,7 +26,7 @@ export interface AutoscalerPolicy {
   readonly sloFraction: number;
 }
 
-interface Setting {
+export interface AutoscalerSetting {
   readonly property: string;
   readonly field: keyof AutoscalerPolicy;
   readonly min: number;
@@ -35,7 +35,8 @@ interface Setting {
 }
 
 const DAY_MS = 86_400_000;
-const SETTINGS: readonly Setting[] = [
+/** Each field's property and range: the deploy-time properties and the scaling policy's API check the same ones. */
+export const AUTOSCALER_SETTINGS: readonly AutoscalerSetting[] = [
   { property: 'autoscaler.interval-ms', field: 'intervalMs', min: 1_000, max: 3_600_000, integer: true },
   { property: 'autoscaler.target-utilization', field: 'targetUtilization', min: 0.1, max: 0.95, integer: false },
   { property: 'autoscaler.scale-up-window-ms', field: 'scaleUpWindowMs', min: 0, max: DAY_MS, integer: true },
@@ -46,7 +47,7 @@ const SETTINGS: readonly Setting[] = [
   { property: 'autoscaler.max-parallelism', field: 'maxParallelism', min: 1, max: 32_768, integer: true },
   { property: 'autoscaler.slo-fraction', field: 'sloFraction', min: 0.1, max: 1, integer: false },
 ];
-export const AUTOSCALER_PROPERTIES = SETTINGS.map((s) => s.property);
+export const AUTOSCALER_PROPERTIES = AUTOSCALER_SETTINGS.map((s) => s.property);
 
 /** The defaults: a look every 15 s, sized for 70% busy, up after 1 min, down after 10 min, 5 min of cool-down. */
 export function defaultAutoscalerPolicy(bundleMaxParallelism: number): AutoscalerPolicy {
@@ -77,7 +78,7 @@ export class AutoscalerSettingsError extends Error {
 /** The deployment's policy; throws AutoscalerSettingsError naming the first property out of range. */
 export function autoscalerPolicyOf(config: DeploymentConfig, bundleMaxParallelism: number): AutoscalerPolicy {
   const policy: Record<string, number> = { ...defaultAutoscalerPolicy(bundleMaxParallelism) };
-  for (const s of SETTINGS) {
+  for (const s of AUTOSCALER_SETTINGS) {
     const raw = config.properties?.[s.property];
     if (raw === undefined) continue;
     const n = Number(raw);

@@ -8,6 +8,7 @@ import { PlacementModule } from '../placement/placement.module';
 import { AutoscalerLoop } from './autoscaler-loop';
 import { AutoscalerRepository } from './autoscaler.repository';
 import { DeploymentAutoscaler } from './deployment-autoscaler';
+import { ScalingPolicyRepository } from '../scaling/scaling-policy.repository';
 
 /**
  * The autoscaler in the control plane: the loop that looks at every running deployment whose autoscaler is on (DS2's
@@ -18,7 +19,7 @@ import { DeploymentAutoscaler } from './deployment-autoscaler';
  */
 @Module({
   imports: [DeploymentsModule, PartitionerModule, PlacementModule],
-  providers: [AutoscalerLoop, DeploymentAutoscaler, AutoscalerRepository, DeploymentsRepository, BundleReader, KeyGroupMovesRepository],
+  providers: [AutoscalerLoop, DeploymentAutoscaler, AutoscalerRepository, DeploymentsRepository, BundleReader, KeyGroupMovesRepository, ScalingPolicyRepository],
   exports: [DeploymentAutoscaler, AutoscalerLoop],
 })
 export class AutoscalerModule {}

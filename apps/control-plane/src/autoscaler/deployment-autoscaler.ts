@@ -23,10 +23,11 @@ import { autoscalerInputsOf, describeScaling, plannedOfScaling, uniformParalleli
 import { autoscalerEligibility, lastChangeAtMs } from './autoscaler-eligibility';
 import { autoscalerFigures, latestLatency, sloPressure, type OperatorFigures } from './autoscaler-inputs';
 import { AutoscalerRepository } from './autoscaler.repository';
-import { autoscalerPolicyOf, AutoscalerSettingsError, defaultAutoscalerPolicy, type AutoscalerPolicy } from './autoscaler-settings';
 import { partitionerHotKey } from './partitioner-hot-key';
 import { proposeScaling, type PartitionerHotKey, type Proposal } from './scaling-proposal';
 import { coolDownLeftMs, isRepeat, stabilize, type AutoscalerState } from './stabilization';
+import { policyViewOf } from '../scaling/scaling-policy';
+import { ScalingPolicyRepository } from '../scaling/scaling-policy.repository';
 
 /** A decision repeating the latest one (kind, parallelism, reason code) is recorded at most once in this long, or the cool-down if longer. */
 export const REPEAT_AFTER_MS = 300_000;
@@ -76,6 +77,7 @@ export class DeploymentAutoscaler {
     private readonly fleet: FleetRepository,
     private readonly reconciler: Reconciler,
     private readonly events: ScalingDecisionEvents,
+    private readonly policies: ScalingPolicyRepository,
   ) {
     this.installation = config.WEIR_QUEUE_PREFIX;
     this.staleAfterMs = staleAfterMs(options);
@@ -96,7 +98,8 @@ export class DeploymentAutoscaler {
     const { deployment, state } = claimed;
     const bundle = await this.bundles.byId(client, deployment.bundleId);
     if (!bundle) throw new Error(`bundle ${deployment.bundleId} of deployment ${deploymentId} is missing (bundles in use cannot be deleted)`);
-    const policy = this.policyOf(deployment, bundle.maxParallelism);
+    // The policy as it stands at this look (a tenant's change lands between two looks: the row lock), without its mode.
+    const { mode: _mode, ...policy } = policyViewOf(deployment, bundle.maxParallelism, await this.policies.find(client, deploymentId)).policy.autoscaler;
     const schedule = (next: AutoscalerState) => this.repository.scheduleNext(client, deploymentId, policy.intervalMs, next);
 
     const latestRun = (await this.deployments.runs(client, deploymentId, 1))[0] ?? null;
@@ -202,17 +205,6 @@ export class DeploymentAutoscaler {
       if (!(err instanceof ProblemException)) throw err;
       this.logger.info({ tenantId: deployment.tenantId, deploymentId: deployment.id, runNo: run.runNo, why: err.message }, 'the autoscaler could not ask for the rescale');
       return err.message;
-    }
-  }
-
-  /** Validated at deploy time; a value that slipped past (a deployment older than the property) reads as the defaults. */
-  private policyOf(deployment: Deployment, maxParallelism: number): AutoscalerPolicy {
-    try {
-      return autoscalerPolicyOf(deployment.config, maxParallelism);
-    } catch (err) {
-      if (!(err instanceof AutoscalerSettingsError)) throw err;
-      this.logger.warn({ tenantId: deployment.tenantId, deploymentId: deployment.id, err: { message: err.message } }, 'autoscaler settings unreadable; using the defaults');
-      return defaultAutoscalerPolicy(maxParallelism);
     }
   }
 }

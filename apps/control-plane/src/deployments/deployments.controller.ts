@@ -80,7 +80,7 @@ export class DeploymentsController {
   async patch(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Body() body: unknown): Promise<DeploymentDto> {
     const params = parseInput(deploymentIdParams, { id }, 'path');
     const input = parseInput(patchDeploymentBody, body ?? {}, 'body');
-    return DeploymentDto.from(await this.deployments.patch(principal.tenantId, params.id, input));
+    return DeploymentDto.from(await this.deployments.patch(principal, params.id, input));
   }
 
   @Post(':id/upgrade')

@@ -22,6 +22,7 @@ import { placementViolations } from '../placement/placement-settings';
 import { autoscalerViolations } from '../autoscaler/autoscaler-settings';
 import { partitionerViolations } from '../partitioner/partitioner-settings';
 import { checkpointingViolations } from '../savepoints/checkpointing-settings';
+import { ScalingPolicyWriter } from '../scaling/scaling-policy.writer';
 import { bundleTopicViolations, configTopicViolations } from './topic-namespace';
 
 export interface DeploymentHistory {
@@ -38,6 +39,7 @@ export class DeploymentsService {
     private readonly bundles: BundleReader,
     private readonly quotas: QuotaService,
     private readonly reconciler: Reconciler,
+    private readonly policies: ScalingPolicyWriter,
     @Inject(WEIR_CONFIG) private readonly config: WeirConfig,
   ) {}
 
@@ -91,14 +93,17 @@ export class DeploymentsService {
     return toPage(rows, limit, (d) => d.id);
   }
 
-  async patch(tenantId: string, id: string, body: PatchDeploymentBody): Promise<Deployment> {
-    const updated = await this.db.run(tenantId, async (client) => {
+  async patch(principal: Pick<Principal, 'tenantId' | 'keyId'>, id: string, body: PatchDeploymentBody): Promise<Deployment> {
+    const updated = await this.db.run(principal.tenantId, async (client) => {
       const current = await this.mustFind(client, id, true);
       assertNotCancelled(current);
       // Start fresh: drop the state kept at suspend (and any requested restore) before the resume can take it.
       if (body.resumeMode === 'stateless') await this.deployments.clearRestore(client, id);
-      if (body.partitionerMode) await this.deployments.setPartitionerMode(client, id, body.partitionerMode);
-      if (body.autoscalerMode) await this.deployments.setAutoscalerMode(client, id, body.autoscalerMode);
+      // The modes are part of the scaling policy: changed, stored and recorded as PATCH …/scaling-policy changes them.
+      if (body.partitionerMode || body.autoscalerMode) {
+        const modes = { partitioner: body.partitionerMode ? { mode: body.partitionerMode } : {}, autoscaler: body.autoscalerMode ? { mode: body.autoscalerMode } : {} };
+        await this.policies.change(client, current, modes, principal.keyId);
+      }
       // A controller's mode alone asks nothing of the lifecycle: the deployment is not made due, nor "updated".
       if (!body.parallelism && !body.desiredState) return this.mustFind(client, id);
       if (!body.parallelism) return this.deployments.update(client, id, { desiredState: body.desiredState });

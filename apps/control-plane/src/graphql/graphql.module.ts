@@ -6,6 +6,7 @@ import { ROOT_LOGGER } from '../control-plane-options';
 import { DeploymentsModule } from '../deployments/deployments.module';
 import { KeyGroupMovesModule } from '../moves/key-group-moves.module';
 import { PartitionerModule } from '../partitioner/partitioner.module';
+import { ScalingPolicyModule } from '../scaling-policy/scaling-policy.module';
 import { SlosModule } from '../slos/slos.module';
 import { ApiKeyAuthenticator } from '../tenancy';
 import { WorkersModule } from '../workers/workers.module';
@@ -28,6 +29,7 @@ export { GRAPHQL_PATH, MAX_SUBSCRIPTIONS_PER_CONNECTION, WS_TRY_AGAIN_LATER, WS_
     DeploymentsModule,
     KeyGroupMovesModule,
     PartitionerModule,
+    ScalingPolicyModule,
     SlosModule,
     GraphQLModule.forRootAsync<ApolloDriverConfig>({
       driver: ApolloDriver,

@@ -89,6 +89,19 @@ export class KeyGroupMovesRepository {
     return rows.flatMap((r) => r.moves.map((m) => ({ keyGroup: m.keyGroup, atMs: r.finished_at.getTime() })));
   }
 
+  /** The operator's latest DONE move finished since `sinceMs` (epoch ms), with its report: the partitioner's move cost. */
+  async latestDone(client: SqlClient, deploymentId: string, operatorId: string, sinceMs: number): Promise<KeyGroupMove | null> {
+    const rows = await q<MoveRow>(
+      client,
+      'read the latest key-group move made',
+      `SELECT ${COLUMNS} FROM deployment_key_group_moves
+       WHERE deployment_id = $1 AND operator_id = $2 AND state = 'DONE' AND finished_at >= to_timestamp($3::double precision / 1000)
+       ORDER BY finished_at DESC LIMIT 1`,
+      [deploymentId, operatorId, sinceMs],
+    );
+    return rows.length ? toMove(rows[0]) : null;
+  }
+
   /** The command went out: the first time only. */
   async markStarted(client: SqlClient, deploymentId: string, moveId: string): Promise<void> {
     await q(client, 'start key-group move', `UPDATE deployment_key_group_moves SET started_at = now() WHERE deployment_id = $1 AND move_id = $2 AND started_at IS NULL`, [

@@ -3,7 +3,7 @@ import type { CheckpointManifest } from '@weir/checkpoint';
 import type { WeirConfig } from '@weir/config';
 import { withTenant, type Pool, type PoolClient } from '@weir/db';
 import type { SubtaskMetricsSnapshot } from '@weir/metrics';
-import { changedKeyGroups, DEFAULT_PARTITIONING_POLICY, planPartitioning, type PartitioningDecision } from '@weir/partitioner';
+import { changedKeyGroups, planPartitioning, type PartitioningDecision, type PartitioningPolicy } from '@weir/partitioner';
 import type { Logger } from 'pino';
 import { CONTROL_PLANE_OPTIONS, ROOT_LOGGER, WEIR_CONFIG, type ControlPlaneOptions } from '../control-plane-options';
 import { BundleReader, type DeployableBundle } from '../deployments/bundle-reader';
@@ -26,11 +26,13 @@ import { describeDecision, inputsOf, kindOf, plannedOf, shouldRecord, signatureO
 import { detect } from './detection';
 import { keyedOperatorLoads, type OperatorLoad } from './operator-loads';
 import { partitionerEligibility } from './partitioner-eligibility';
-import { DEFAULT_PARTITIONER_INTERVAL_MS, partitionerIntervalOf, PartitionerSettingsError } from './partitioner-settings';
+import { measuredMoveOf, MOVE_COST_WINDOW_MS, moveCostBudget, type MoveCostBudget } from './move-cost';
 import { newDecisionId, PARTITIONER_REQUESTER, type DecidingMode, type ScalingDecision } from './scaling-decision';
 import { ScalingDecisionEvents } from './scaling-decision-events';
 import { ScalingDecisionsRepository } from './scaling-decisions.repository';
 import { stateBytesFromManifest } from './state-bytes';
+import { partitioningPolicyOf, policyViewOf, type PartitionerSettings } from '../scaling/scaling-policy';
+import { ScalingPolicyRepository } from '../scaling/scaling-policy.repository';
 
 /** What one look at a deployment did. */
 export interface PartitionerLook {
@@ -73,6 +75,7 @@ export class DeploymentPartitioner {
     private readonly reconciler: Reconciler,
     private readonly decisionEvents: ScalingDecisionEvents,
     private readonly moveEvents: KeyGroupMoveEvents,
+    private readonly policies: ScalingPolicyRepository,
   ) {
     this.installation = config.WEIR_QUEUE_PREFIX;
     this.staleAfterMs = staleAfterMs(options);
@@ -103,7 +106,11 @@ export class DeploymentPartitioner {
   ): Promise<PartitionerLook> {
     const deployment = await this.decisions.claim(client, this.installation, deploymentId);
     if (!deployment) return { skipped: 'not claimed: another instance holds it, or it is not due', waiting: [], decisions: [], move: null };
-    await this.decisions.scheduleNext(client, deploymentId, this.intervalOf(deployment));
+    // The policy as it stands at this look: a tenant's change lands between two looks (the row lock), never inside one.
+    const deployed = await this.bundles.byId(client, deployment.bundleId);
+    if (!deployed) throw new Error(`bundle ${deployment.bundleId} of deployment ${deploymentId} is missing (bundles in use cannot be deleted)`);
+    const settings = policyViewOf(deployment, deployed.maxParallelism, await this.policies.find(client, deploymentId)).policy.partitioner;
+    await this.decisions.scheduleNext(client, deploymentId, settings.intervalMs);
     const latestRun = (await this.deployments.runs(client, deploymentId, 1))[0] ?? null;
     const eligibility = partitionerEligibility(deployment, latestRun, await this.moves.pending(client, deploymentId));
     if (!eligibility.ok) return { skipped: eligibility.why, waiting: [], decisions: [], move: null };
@@ -122,13 +129,15 @@ export class DeploymentPartitioner {
         continue;
       }
       const operator = result.operator;
-      const decision = await this.plan(client, deploymentId, operator, nowMs);
-      if (!decision) continue;
+      const planned = await this.plan(client, deploymentId, operator, settings, nowMs);
+      if (!planned) continue;
+      const { decision, policy, moveCost } = planned;
       // One move in flight per deployment: once this look asked for one, another operator's moves wait for a later look.
       if (mode === 'auto' && move && decision.moves.length) continue;
       const decisionId = newDecisionId(nowMs);
-      const detection = detect(operator.layout, operator.load, decision, DEFAULT_PARTITIONING_POLICY);
+      const detection = detect(operator.layout, operator.load, decision, policy);
       let reason = describeDecision(operator.operatorId, decision, detection, mode);
+      if (moveCost.reason) reason = `${reason}; ${moveCost.reason}`.slice(0, 4000);
       let moveId: string | null = null;
       if (mode === 'auto' && decision.moves.length) {
         const requested = await this.requestMove(client, deployment, run, bundle, routing, operator.operatorId, decision, decisionId);
@@ -152,7 +161,7 @@ export class DeploymentPartitioner {
           unfinished: decision.unfinished,
           detection,
           decision: plannedOf(decision),
-          inputs: inputsOf(operator),
+          inputs: { ...inputsOf(operator), policy: settings, moveCost },
           moveId,
           fromParallelism: null,
           toParallelism: null,
@@ -162,9 +171,21 @@ export class DeploymentPartitioner {
     return { skipped: null, waiting, decisions: recorded, move };
   }
 
-  /** planPartitioning for one operator with its cool-downs and continuation; null when the decision is not worth a row. */
-  private async plan(client: PoolClient, deploymentId: string, operator: OperatorLoad, nowMs: number): Promise<PartitioningDecision | null> {
-    const policy = DEFAULT_PARTITIONING_POLICY;
+  /**
+   * planPartitioning for one operator with the deployment's policy, its cool-downs, its continuation and the budget the
+   * latest move's cost leaves (move-cost.ts); null when the decision is not worth a row.
+   */
+  private async plan(
+    client: PoolClient,
+    deploymentId: string,
+    operator: OperatorLoad,
+    settings: PartitionerSettings,
+    nowMs: number,
+  ): Promise<{ decision: PartitioningDecision; policy: PartitioningPolicy; moveCost: MoveCostBudget } | null> {
+    const latestMove = await this.moves.latestDone(client, deploymentId, operator.operatorId, nowMs - MOVE_COST_WINDOW_MS);
+    const measured = latestMove?.report && latestMove.finishedAt ? measuredMoveOf(latestMove.moveId, latestMove.finishedAt.getTime(), latestMove.report.moved) : null;
+    const moveCost = moveCostBudget(measured, settings.moveBudget, settings.maxMovePauseMs);
+    const policy = partitioningPolicyOf(settings, moveCost.budget);
     const latest = await this.decisions.latest(client, deploymentId, operator.operatorId);
     const changes = await this.moves.changedSince(client, deploymentId, operator.operatorId, nowMs - policy.coolDownMs);
     const decision = planPartitioning({
@@ -177,7 +198,7 @@ export class DeploymentPartitioner {
       continuing: isContinuing(latest && { unfinished: latest.decision.unfinished, moveState: latest.moveState }),
     });
     const last = latest && { signature: signatureOf(latest.decision.decision), decidedAtMs: latest.decision.decidedAt.getTime() };
-    return shouldRecord(decision, last, nowMs, policy.coolDownMs) ? decision : null;
+    return shouldRecord(decision, last, nowMs, policy.coolDownMs) ? { decision, policy, moveCost } : null;
   }
 
   /**
@@ -220,16 +241,5 @@ export class DeploymentPartitioner {
       requestedBy: PARTITIONER_REQUESTER,
     });
     return inserted ?? 'another key-group move was recorded meanwhile';
-  }
-
-  /** Validated at deploy time; a value that slipped past (a deployment older than the property) reads as the default. */
-  private intervalOf(deployment: Deployment): number {
-    try {
-      return partitionerIntervalOf(deployment.config);
-    } catch (err) {
-      if (!(err instanceof PartitionerSettingsError)) throw err;
-      this.logger.warn({ tenantId: deployment.tenantId, deploymentId: deployment.id, err: { message: err.message } }, 'partitioner interval unreadable; using the default');
-      return DEFAULT_PARTITIONER_INTERVAL_MS;
-    }
   }
 }

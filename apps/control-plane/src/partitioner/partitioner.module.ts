@@ -11,6 +11,7 @@ import { ScalingDecisionEvents } from './scaling-decision-events';
 import { ScalingDecisionsController } from './scaling-decisions.controller';
 import { ScalingDecisionsRepository } from './scaling-decisions.repository';
 import { ScalingDecisionsService } from './scaling-decisions.service';
+import { ScalingPolicyRepository } from '../scaling/scaling-policy.repository';
 
 /**
  * The dynamic partitioner in the control plane: the loop that plans every running multi-process deployment whose
@@ -32,6 +33,7 @@ import { ScalingDecisionsService } from './scaling-decisions.service';
     BundleReader,
     KeyGroupMovesRepository,
     KeyGroupMoveEvents,
+    ScalingPolicyRepository,
   ],
   // The decisions record and its events are the autoscaler's too (one table, one channel).
   exports: [ScalingDecisionsService, ScalingDecisionsRepository, ScalingDecisionEvents, DeploymentPartitioner, PartitionerLoop],

@@ -1,4 +1,6 @@
 import { randomBytes } from 'node:crypto';
+import type { PartitionerSettings } from '../scaling/scaling-policy';
+import type { MoveCostBudget } from './move-cost';
 import type { DeclinedAction, KeyGroupMove as PlannedKeyGroupMove } from '@weir/partitioner';
 
 /**
@@ -71,6 +73,10 @@ export interface DecisionInputs {
   readonly fromMs: number;
   readonly toMs: number;
   readonly subtasks: number;
+  /** The deployment's partitioner policy at the look (scaling-policy.ts); absent on decisions recorded before it existed. */
+  readonly policy?: PartitionerSettings;
+  /** The key groups the look could move after the latest move's measured pause (move-cost.ts); absent likewise. */
+  readonly moveCost?: MoveCostBudget;
 }
 
 /** planPartitioning's decision as stored: splits and fold-backs stay empty while splitting is not wired (splittable false). */

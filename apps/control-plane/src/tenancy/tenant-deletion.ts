@@ -33,6 +33,8 @@ export const TENANT_TABLES = [
   'slo_events',
   'slo_minutes',
   'slos',
+  'deployment_scaling_policy_changes',
+  'deployment_scaling_policies',
   'deployment_scaling_decisions',
   'deployment_key_group_moves',
   'deployment_rescales',

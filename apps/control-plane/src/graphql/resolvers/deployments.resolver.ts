@@ -88,7 +88,7 @@ export class DeploymentsResolver {
     @Args('desiredState', { type: () => DesiredStateEnum }) desiredState: DesiredStateEnum,
   ): Promise<DeploymentModel> {
     const body = parseArgs(patchDeploymentBody, { desiredState });
-    return DeploymentModel.from(await this.deploymentService.patch(principal.tenantId, this.id(id), body));
+    return DeploymentModel.from(await this.deploymentService.patch(principal, this.id(id), body));
   }
 
   @Mutation(() => DeploymentModel, {
@@ -101,7 +101,7 @@ export class DeploymentsResolver {
     @Args('mode', { type: () => RescaleModeEnum, defaultValue: RescaleModeEnum.live }) mode: RescaleModeEnum,
   ): Promise<DeploymentModel> {
     const body = parseArgs(patchDeploymentBody, { parallelism: parallelismBody(parallelism), rescaleMode: mode });
-    return DeploymentModel.from(await this.deploymentService.patch(principal.tenantId, this.id(id), body));
+    return DeploymentModel.from(await this.deploymentService.patch(principal, this.id(id), body));
   }
 
   @Mutation(() => DeploymentModel, {
@@ -113,7 +113,7 @@ export class DeploymentsResolver {
     @Args('mode', { type: () => PartitionerModeEnum }) mode: PartitionerModeEnum,
   ): Promise<DeploymentModel> {
     const body = parseArgs(patchDeploymentBody, { partitionerMode: mode });
-    return DeploymentModel.from(await this.deploymentService.patch(principal.tenantId, this.id(id), body));
+    return DeploymentModel.from(await this.deploymentService.patch(principal, this.id(id), body));
   }
 
   @Mutation(() => DeploymentModel, {
@@ -125,7 +125,7 @@ export class DeploymentsResolver {
     @Args('mode', { type: () => AutoscalerModeEnum }) mode: AutoscalerModeEnum,
   ): Promise<DeploymentModel> {
     const body = parseArgs(patchDeploymentBody, { autoscalerMode: mode });
-    return DeploymentModel.from(await this.deploymentService.patch(principal.tenantId, this.id(id), body));
+    return DeploymentModel.from(await this.deploymentService.patch(principal, this.id(id), body));
   }
 
   @Mutation(() => DeploymentModel, { description: 'Upgrade to another version of the same bundle (write scope).' })
