@@ -17,8 +17,9 @@
  * received records then (a split key counts its k, every other key 1).
  * throughput_ratio (z = 1.2, n = 8): the engine's real path with every keyed subtask capped at R records/s, static
  * hashing against Weir's converged layout (moves and split keys applied to the running job), on M records of the same
- * stream after Weir's last decision; P pairs alternating, the median ratio (_skew-throughput.ts). One process stands
- * for the fleet. The latency, migration and autoscaler figures need real deployments over several job hosts: null
+ * stream after Weir's last decision; P pairs alternating, the median ratio (_skew-engine.ts). p99_ratio: Weir ÷ static
+ * p99 of window results' event-time latency (100 ms tumbling windows, event time = processing time), the stream fed
+ * for 15 s at 80% of static hashing's measured capacity. One process stands for the fleet. The latency, migration and autoscaler figures need real deployments over several job hosts: null
  * here. Ends with one JSON line.
  */
 import { seededRandom, zipfSampler, zipfTopShare } from '@weir/datagen';
@@ -34,7 +35,7 @@ import {
   type PartitionLayout,
 } from '@weir/partitioner';
 import { argument } from './_arguments';
-import { cappedThroughput } from './_skew-throughput';
+import { cappedLatency, cappedThroughput } from './_skew-engine';
 
 const RECORDS = Number(argument('records', '2000000'));
 const KEYS = Number(argument('keys', '100000'));
@@ -53,6 +54,8 @@ const CAP = Number(argument('cap', '5000'));
 const THROUGHPUT_RECORDS = Number(argument('throughput-records', '200000'));
 const PAIRS = Number(argument('pairs', '2'));
 const SKIP = argument('skip', '').split(',');
+/** The latency figure feeds this many seconds of the stream at 80% of static hashing's measured capacity. */
+const LATENCY_SECONDS = Number(argument('latency-seconds', '15'));
 
 interface Keys {
   readonly names: string[];
@@ -210,21 +213,44 @@ function measureCell(keys: Keys, ranks: Int32Array, z: number, n: number): Cell 
   };
 }
 
-/** Weir ÷ static records/s through the capped engine, P pairs alternating: each pair's ratio, and their median. */
-async function throughputRatio(keys: Keys, cell: Cell): Promise<number> {
-  const ranks = stream(cell.z);
-  const names = Array.from(ranks.subarray(cell.from, cell.from + THROUGHPUT_RECORDS), (rank) => keys.names[rank]);
+function median(xs: readonly number[]): number {
+  const sorted = [...xs].sort((a, b) => a - b);
+  return sorted.length % 2 ? sorted[(sorted.length - 1) / 2] : (sorted[sorted.length / 2 - 1] + sorted[sorted.length / 2]) / 2;
+}
+
+/**
+ * Weir ÷ static records/s through the capped engine, P pairs alternating (each pair's ratio printed), and static's
+ * median records/s (the load the latency figure is taken at a share of).
+ */
+async function throughputRatio(names: readonly string[], cell: Cell): Promise<{ ratio: number; staticRate: number }> {
   const ratios: number[] = [];
+  const rates: number[] = [];
   for (let pair = 1; pair <= PAIRS; pair++) {
     const hashed = await cappedThroughput(names, cell.n, MAX_PARALLELISM, CAP, null);
     const weir = await cappedThroughput(names, cell.n, MAX_PARALLELISM, CAP, cell.layout);
     ratios.push(weir.recordsPerSec / hashed.recordsPerSec);
+    rates.push(hashed.recordsPerSec);
     console.log(
       `  pair ${pair}: static ${Math.round(hashed.recordsPerSec).toLocaleString('en')} records/s (${hashed.seconds.toFixed(1)} s), Weir ${Math.round(weir.recordsPerSec).toLocaleString('en')} records/s (${weir.seconds.toFixed(1)} s): ${ratios.at(-1)!.toFixed(3)}×`,
     );
   }
-  const sorted = [...ratios].sort((a, b) => a - b);
-  return sorted.length % 2 ? sorted[(sorted.length - 1) / 2] : (sorted[sorted.length / 2 - 1] + sorted[sorted.length / 2]) / 2;
+  return { ratio: median(ratios), staticRate: median(rates) };
+}
+
+/** Weir ÷ static window-result p99 at `perSecond` through the capped engine, P pairs alternating; the median. */
+async function latencyRatio(names: readonly string[], cell: Cell, perSecond: number): Promise<number> {
+  const ratios: number[] = [];
+  const seconds = Math.min(LATENCY_SECONDS, names.length / perSecond);
+  const fed = names.slice(0, Math.floor(seconds * perSecond));
+  for (let pair = 1; pair <= PAIRS; pair++) {
+    const hashed = await cappedLatency(fed, cell.n, MAX_PARALLELISM, CAP, perSecond, null);
+    const weir = await cappedLatency(fed, cell.n, MAX_PARALLELISM, CAP, perSecond, cell.layout);
+    ratios.push(weir.p99Ms / hashed.p99Ms);
+    console.log(
+      `  pair ${pair}: static p99 ${hashed.p99Ms} ms (max ${hashed.maxMs}, ${hashed.windows.toLocaleString('en')} window results), Weir p99 ${weir.p99Ms} ms (max ${weir.maxMs}, ${weir.windows.toLocaleString('en')}): ${ratios.at(-1)!.toFixed(3)}`,
+    );
+  }
+  return median(ratios);
 }
 
 async function main(): Promise<void> {
@@ -249,14 +275,21 @@ async function main(): Promise<void> {
   console.log(`worst Weir cell: z=${worst.z} n=${worst.n} at ${worst.weir.toFixed(3)} (goal ≤ 1.1 everywhere, subtasks/key ≤ 1.05); ${((Date.now() - started) / 1000).toFixed(1)} s`);
   const line = cells.find((c) => c.z === 1.2 && c.n === 8) as Cell;
   let throughput: number | null = null;
+  let p99: number | null = null;
   if (!SKIP.includes('throughput')) {
+    const names = Array.from(stream(line.z).subarray(line.from), (rank) => keys.names[rank]);
     console.log(
       `throughput (z=1.2, n=8): ${THROUGHPUT_RECORDS.toLocaleString('en')} records through the engine (keyBy → splittable window), every keyed subtask capped at ${CAP.toLocaleString('en')} records/s, one process standing for 8 machines; Weir's layout: ${line.moves} moves, split keys ${line.splits}`,
     );
-    throughput = await throughputRatio(keys, line);
+    const measured = await throughputRatio(names.slice(0, THROUGHPUT_RECORDS), line);
+    throughput = measured.ratio;
     console.log(`throughput_ratio (median of ${PAIRS}): ${throughput.toFixed(3)} (goal ≥ 1.5)`);
+    const rate = Math.round(0.8 * measured.staticRate);
+    console.log(`latency (z=1.2, n=8): ${LATENCY_SECONDS} s at ${rate.toLocaleString('en')} records/s (80% of static hashing's capacity), 100 ms tumbling windows, same caps`);
+    p99 = await latencyRatio(names, line, rate);
+    console.log(`p99_ratio (median of ${PAIRS}): ${p99.toFixed(3)} (goal ≤ 0.3)`);
   }
-  console.log('p99_ratio, migration_max_ms, scale_steps_*, rescales_per_hour_steady, viral_p99_ratio: null — they need real deployments over several job hosts (a later step)');
+  console.log('migration_max_ms, scale_steps_*, rescales_per_hour_steady, viral_p99_ratio: null — they need real deployments over several job hosts (a later step)');
   console.log(
     JSON.stringify({
       bench: 'skew',
@@ -266,7 +299,7 @@ async function main(): Promise<void> {
       imbalance_pkg: round(line.pkg),
       imbalance_weir: round(line.weir),
       subtasks_per_key_weir: Number(line.perKeyWeir.toFixed(5)),
-      p99_ratio: null,
+      p99_ratio: p99 === null ? null : round(p99),
       throughput_ratio: throughput === null ? null : round(throughput),
       migration_max_ms: null,
       scale_steps_up: null,
