@@ -3,12 +3,12 @@
  * can import the helpers without importing vitest.
  */
 import { randomBytes } from 'node:crypto';
-import { sinkCommitsTopic } from '@weir/engine';
+import { keyGroupOfKey, sinkCommitsTopic } from '@weir/engine';
 import { createKafkaConnector, type KafkaConnector } from '@weir/kafka';
 import { afterAll, beforeAll, expect } from 'vitest';
 import type { JobProcess } from '../../apps/worker/src/jobs/job-process';
 import type { StartJobMessage } from '../../apps/worker/src/jobs/ipc';
-import { expectedOutput, inputRecords, type Output, readAll, removeJobData, sortOutputs, startJobHost, tempDir, totalsJobMessage, writeBundle } from './support';
+import { expectedOutput, inputRecords, KEYS, type Output, readAll, removeJobData, sortOutputs, startJobHost, tempDir, totalsJobMessage, writeBundle } from './support';
 
 /** What a chaos test gets from totalsJobFixture: live once its beforeAll ran. */
 export interface TotalsJobFixture {
@@ -83,16 +83,48 @@ export function totalsJobFixture(name: string, partitions: { input: number; outp
  * Reads the committed output (read_committed) until it holds `records` results, and checks it against an
  * uninterrupted run's, record by record: nothing duplicated, nothing missing, every total right.
  */
-export async function expectExactTotals(kafka: KafkaConnector, topic: string, partitions: number, records: number): Promise<void> {
+export async function expectExactTotals(
+  kafka: KafkaConnector,
+  topic: string,
+  partitions: number,
+  records: number,
+  /** Per output partition, its end offset when the first run was killed: what lies at or past it the restart wrote. */
+  restartedAt?: ReadonlyMap<number, bigint>,
+): Promise<void> {
   const read = await readAll(kafka, topic, partitions, (n) => n >= records, 30_000);
-  const outputs = sortOutputs(read.map((r) => JSON.parse(r.value!.toString()) as Output));
+  const written = read.map((r) => ({ output: JSON.parse(r.value!.toString()) as Output, restarted: restartedAt ? BigInt(r.offset) >= (restartedAt.get(r.partition) ?? 0n) : null }));
+  const outputs = sortOutputs(written.map((w) => w.output));
   const seen = new Set<string>();
   const duplicates = outputs.filter((o) => (seen.has(`${o.k}/${o.i}`) ? true : (seen.add(`${o.k}/${o.i}`), false)));
-  expect(duplicates.slice(0, 5), 'duplicated results').toEqual([]);
+  expect(duplicates.slice(0, 5), `duplicated results (${duplicationSummary(written, duplicates)})`).toEqual([]);
   const got = new Set(outputs.map((o) => o.i));
   const missing = Array.from({ length: records }, (_, i) => i).filter((i) => !got.has(i));
   expect(missing.slice(0, 5), `missing ${missing.length}`).toEqual([]);
   expect(outputs).toEqual(expectedOutput(records));
+}
+
+/** The totals job's key groups (totalsJobMessage). */
+const TOTALS_MAX_PARALLELISM = 32;
+
+/**
+ * What a failed exactly-once check needs to tell its causes apart: every key duplicated, with its key group (its input
+ * partition is its index modulo the input's partitions), how many of its results repeat and over which records, and
+ * how many copies of the repeated results were committed before the restart and how many by it. A key group read again
+ * from the exchange's start in the first run shows its keys alone, every copy before the restart; a source partition
+ * read again from its start by the restart shows that partition's keys, half the copies after it.
+ */
+function duplicationSummary(written: readonly { output: Output; restarted: boolean | null }[], duplicates: readonly Output[]): string {
+  if (duplicates.length === 0) return 'none';
+  const byKey = new Map<string, { n: number; from: number; to: number }>();
+  for (const d of duplicates) {
+    const k = byKey.get(d.k) ?? { n: 0, from: d.i, to: d.i };
+    byKey.set(d.k, { n: k.n + 1, from: Math.min(k.from, d.i), to: Math.max(k.to, d.i) });
+  }
+  const repeated = new Set(duplicates.map((d) => `${d.k}/${d.i}`));
+  const when = { before: 0, after: 0 };
+  for (const w of written) if (repeated.has(`${w.output.k}/${w.output.i}`) && w.restarted !== null) when[w.restarted ? 'after' : 'before']++;
+  const keys = [...byKey].map(([k, d]) => `${k} (key group ${keyGroupOfKey(k, TOTALS_MAX_PARALLELISM)}: ${d.n} repeats, i ${d.from}–${d.to})`);
+  return `${duplicates.length} repeats of ${byKey.size} of ${KEYS} keys: ${keys.join('; ')}; copies of those results committed before the restart ${when.before}, by it ${when.after}`;
 }
 
 /** A chaos test's input: records 0, 1, 2… sent in order over `partitions` partitions of the fixture's input topic. */
@@ -147,10 +179,13 @@ export async function expectExactAfterRescaleAndRestart(
   await feed.produce(records.beforeKill);
   for (const h of run.hosts) h.kill();
   await Promise.all(run.hosts.map((h) => h.exited));
+  const admin = job.kafka.admin();
+  const restartedAt = new Map((await admin.offsets(job.output)).map((o) => [o.partition, BigInt(o.latest)] as const));
+  await admin.close();
   const again = await restart();
   expect(again.every((h) => (h.restored?.checkpointId ?? 0) > rescaled)).toBe(true);
   await feed.produce(records.total);
   await feed.close();
-  await expectExactTotals(job.kafka, job.output, 2, records.total);
+  await expectExactTotals(job.kafka, job.output, 2, records.total, restartedAt);
   for (const h of again) await h.stop();
 }
