@@ -10,74 +10,18 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { buildBundle } from '@weir/bundle';
 import { encodeKey, exchangeTopic, keyGroupFor, runControlTopic } from '@weir/engine';
-import type { ProducedRecord } from '@weir/kafka';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { JobProcess } from '../../apps/worker/src/jobs/job-process';
 import { checkpointAfter, totalsJobFixture } from './fixture';
 import { readAll } from './support';
+import { expectedWindows, splitInput, SPLIT_MAX_PARALLELISM as MAX_PARALLELISM, splitWindowJobSource, windowsUpTo } from './split-window-job';
 
 const PARTITIONS = 2;
-const MAX_PARALLELISM = 32;
-const WINDOW = 500;
 const RECORDS = 16_000;
 
-/** Record i: event time i; every third record is the hot key's, the others spread over 20 keys. */
+/** Record i: every third record is the hot key's, the others spread over 20 keys. */
 function keyOf(i: number): string {
   return i % 3 === 0 ? 'hot' : `k${i % 20}`;
-}
-
-function records(topic: string, from: number, to: number): ProducedRecord[] {
-  const out: ProducedRecord[] = [];
-  for (let i = from; i < to; i++) out.push({ topic, partition: i % PARTITIONS, value: JSON.stringify({ k: keyOf(i), i, v: i % 7 }) });
-  return out;
-}
-
-interface Window {
-  readonly key: string;
-  readonly start: number;
-  readonly count: number;
-  readonly sum: number;
-}
-
-/** The windows that close before `upTo` (the watermark passes their end), computed from the input. */
-function expectedWindows(upTo: number): Window[] {
-  const byId = new Map<string, { key: string; start: number; count: number; sum: number }>();
-  const closed = Math.floor((upTo - 2) / WINDOW) * WINDOW;
-  for (let i = 0; i < closed; i++) {
-    const start = i - (i % WINDOW);
-    const id = `${keyOf(i)}@${start}`;
-    const w = byId.get(id) ?? { key: keyOf(i), start, count: 0, sum: 0 };
-    w.count++;
-    w.sum += i % 7;
-    byId.set(id, w);
-  }
-  return sortWindows([...byId.values()]);
-}
-
-function sortWindows(windows: Window[]): Window[] {
-  return windows.sort((a, b) => a.start - b.start || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
-}
-
-function jobSource(input: string, output: string): string {
-  return `
-import { aggregate, defineJob, json, kafkaSink, kafkaSource, tumbling } from '@weir/engine';
-type In = { k: string; i: number; v: number };
-type Acc = { count: number; sum: number };
-const counts = aggregate<string, In, Acc, Acc>({
-  createAccumulator: () => ({ count: 0, sum: 0 }),
-  add: (r, a) => ({ count: a.count + 1, sum: a.sum + r.v }),
-  merge: (a, b) => ({ count: a.count + b.count, sum: a.sum + b.sum }),
-  getResult: (a) => a,
-});
-export default defineJob({ name: 'chaos-split', maxParallelism: ${MAX_PARALLELISM} }, (job) => {
-  job
-    .source('in', kafkaSource<In>({ topic: '${input}', format: json(), timestamps: (r) => r.i, watermarks: { maxOutOfOrdernessMs: 0 } }))
-    .keyBy('by-key', (r) => r.k)
-    .window('counts', tumbling(${WINDOW}), counts, { splittable: true })
-    .map('shape', (w) => ({ key: w.key, start: w.start, count: w.result.count, sum: w.result.sum }))
-    .sink('out', kafkaSink<{ key: string; start: number; count: number; sum: number }>({ topic: '${output}', format: json(), key: (w) => w.key }));
-});
-`;
 }
 
 describe('a hot key split across job hosts, exactly-once through a crash', () => {
@@ -92,7 +36,7 @@ describe('a hot key split across job hosts, exactly-once through a crash', () =>
 
   async function bundle(): Promise<string> {
     const entry = join(job.dir, `split-${randomBytes(3).toString('hex')}.ts`);
-    await writeFile(entry, jobSource(job.input, job.output));
+    await writeFile(entry, splitWindowJobSource(job.input, job.output));
     const built = await buildBundle(entry);
     const path = join(job.dir, `bundle-${built.sha256}.js`);
     await writeFile(path, built.code);
@@ -129,7 +73,7 @@ describe('a hot key split across job hosts, exactly-once through a crash', () =>
     const produce = async (upTo: number): Promise<void> => {
       while (produced < upTo) {
         const to = Math.min(upTo, produced + 500);
-        await writer.send(records(job.input, produced, to));
+        await writer.send(splitInput(job.input, produced, to, PARTITIONS, keyOf));
         produced = to;
         await new Promise((r) => setTimeout(r, 20));
       }
@@ -170,9 +114,9 @@ describe('a hot key split across job hosts, exactly-once through a crash', () =>
     await produce(RECORDS);
     await writer.close();
 
-    const expected = expectedWindows(RECORDS);
+    const expected = expectedWindows(RECORDS, keyOf);
     const read = await readAll(job.kafka, job.output, 2, (n) => n >= expected.length, 30_000);
-    const windows = sortWindows(read.map((r) => JSON.parse(r.value!.toString()) as Window)).filter((w) => w.start + WINDOW <= expected.at(-1)!.start + WINDOW);
+    const windows = windowsUpTo(read, expected);
     const ids = windows.map((w) => `${w.key}@${w.start}`);
     expect(ids.filter((id, i) => ids.indexOf(id) !== i).slice(0, 5), 'duplicated windows').toEqual([]);
     expect(windows).toEqual(expected);
