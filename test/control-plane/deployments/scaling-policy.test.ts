@@ -4,7 +4,8 @@
  * the deploy-time properties as its first values; read and changed over REST and GraphQL, every change recorded with
  * who made it; 400s naming the field and its range; another tenant's deployment a 404 (and nothing through RLS); and
  * the controllers reading it at each look: a move budget and a cool-down taking effect without a redeploy, recommend
- * recording and changing nothing, off stopping decisions at the next look, and a slow move cutting the next budget.
+ * recording and changing nothing, off stopping decisions at the next look, the autoscaler turned on with its windows
+ * and held by its bounds, and a slow move cutting the next budget.
  */
 import type { MoveKeyGroups, MoveReport } from '@weir/protocol';
 import { createPool, withTenant } from '@weir/db';
@@ -50,11 +51,11 @@ interface DecisionBody {
   moveId: string | null;
 }
 
-/** counts at parallelism 2: key groups 0–15 on subtask 0 at 100 records/s each, 16–31 on subtask 1 at 20 (1.67× its fair load). */
-function skewedSnapshots(tenantId: string, deploymentId: string) {
+/** counts at parallelism 2: key groups 0–15 on subtask 0, 16–31 on subtask 1, each subtask taking 4,000 records/s when busy all the time. */
+function countsSnapshots(tenantId: string, deploymentId: string, perKeyGroup: (kg: number) => number) {
   return [0, 1].map((subtask) => {
     const keyGroupCounts: Record<number, number> = {};
-    for (let kg = subtask * 16; kg < subtask * 16 + 16; kg++) keyGroupCounts[kg] = kg < 16 ? 100 : 20;
+    for (let kg = subtask * 16; kg < subtask * 16 + 16; kg++) keyGroupCounts[kg] = perKeyGroup(kg);
     const records = Object.values(keyGroupCounts).reduce((a, n) => a + n, 0);
     return snapshotOf(tenantId, deploymentId, { operatorId: 'counts', subtask, keyGroupCounts, recordsIn: records, recordsInPerSec: records, busyMsPerSec: records / 4 });
   });
@@ -66,9 +67,14 @@ describe('the scaling policy', { timeout: 180_000 }, () => {
   const feeds: NodeJS.Timeout[] = [];
   afterAll(() => feeds.forEach(clearInterval));
 
-  function feed(deploymentId: string): void {
+  /** Subtask 0's key groups at 100 records/s each, subtask 1's at 20: subtask 0 at 1.67× its fair load. */
+  const skewed = (kg: number) => (kg < 16 ? 100 : 20);
+  /** Both subtasks at 400 records/s, 10% busy: one subtask would do. */
+  const light = () => 25;
+
+  function feed(deploymentId: string, perKeyGroup: (kg: number) => number = skewed): void {
     const store = f.cp.app.get(MetricsStore);
-    const write = () => void store.record(skewedSnapshots(f.tenant.tenantId, deploymentId), Date.now(), 10_000).catch(() => undefined);
+    const write = () => void store.record(countsSnapshots(f.tenant.tenantId, deploymentId, perKeyGroup), Date.now(), 10_000).catch(() => undefined);
     write();
     feeds.push(setInterval(write, 200));
   }
@@ -230,6 +236,26 @@ describe('the scaling policy', { timeout: 180_000 }, () => {
     await sleep(3_000);
     expect(await decisionsOf(id)).toHaveLength(count);
     expect(await movesOf(id)).toEqual([]);
+  });
+
+  it('reaches the autoscaler at its next look: turned on with its windows over the API, its decision decided under the new policy', async () => {
+    const id = await deploy('autoscaler');
+    feed(id, light);
+    // Off at deploy time: nothing from it while the load (10% of what two subtasks can take) runs.
+    await sleep(2_000);
+    const autoscalerDecisions = async () => ((await f.client.get(`/v1/deployments/${id}/scaling-decisions`)).body as { items: (DecisionBody & { fromParallelism: number; toParallelism: number; inputs: { policy: Record<string, number> } })[] }).items.filter((d) => d.source === 'autoscaler');
+    expect(await autoscalerDecisions()).toEqual([]);
+    const on = await patch(id, { autoscaler: { mode: 'recommend', intervalMs: 1_000, scaleDownWindowMs: 0, cooldownMs: 0 } });
+    expect(on.status).toBe(200);
+    const decision = await eventually('a recommendation', async () => (await autoscalerDecisions())[0], { timeoutMs: 20_000, everyMs: 250 });
+    expect(decision).toMatchObject({ mode: 'recommend', kind: 'SCALE_DOWN', fromParallelism: 2, toParallelism: 1 });
+    expect(decision.inputs.policy).toMatchObject({ intervalMs: 1_000, scaleDownWindowMs: 0, cooldownMs: 0, minParallelism: 1 });
+    // Recommend changed nothing.
+    expect((await f.client.get(`/v1/deployments/${id}`)).body).toMatchObject({ pendingParallelism: null, status: 'RUNNING' });
+    // Its bound raised to the run's width: no step down is left to recommend, so nothing more is decided.
+    expect((await patch(id, { autoscaler: { minParallelism: 2 } })).status).toBe(200);
+    await sleep(3_000);
+    expect((await autoscalerDecisions()).map((d) => d.decisionId)).toEqual([decision.decisionId]);
   });
 
   it("feeds each move's measured pause back: after a slow move the next look moves fewer key groups, and says why", async () => {
