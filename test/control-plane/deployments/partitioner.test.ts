@@ -44,13 +44,15 @@ function countsSnapshots(
   deploymentId: string,
   perKeyGroup: (kg: number) => number,
   heavyKeys: SubtaskMetricsSnapshot['heavyKeys'] = [],
+  /** A splittable window's subtasks report their split table (empty: none split). */
+  keySplits?: SubtaskMetricsSnapshot['keySplits'],
 ): SubtaskMetricsSnapshot[] {
   return [0, 1].map((subtask) => {
     const keyGroupCounts: Record<number, number> = {};
     for (let kg = subtask * 16; kg < subtask * 16 + 16; kg++) keyGroupCounts[kg] = perKeyGroup(kg);
     const records = Object.values(keyGroupCounts).reduce((a, n) => a + n, 0);
     // Both subtasks process 4,000 records/s when busy all the time (equal capacities): busy time follows the load.
-    return snapshotOf(tenantId, deploymentId, { operatorId: 'counts', subtask, keyGroupCounts, recordsIn: records, recordsInPerSec: records, busyMsPerSec: records / 4, heavyKeys: heavyKeys.filter((k) => k.keyGroup >= subtask * 16 && k.keyGroup < subtask * 16 + 16) });
+    return snapshotOf(tenantId, deploymentId, { operatorId: 'counts', subtask, keyGroupCounts, recordsIn: records, recordsInPerSec: records, busyMsPerSec: records / 4, heavyKeys: heavyKeys.filter((k) => k.keyGroup >= subtask * 16 && k.keyGroup < subtask * 16 + 16), ...(keySplits ? { keySplits } : {}) });
   });
 }
 
@@ -65,11 +67,18 @@ describe('the partitioner controller', { timeout: 120_000 }, () => {
   afterAll(() => feeds.forEach(clearInterval));
 
   /** Keeps the deployment's snapshots fresh in the metrics store, as its workers' heartbeats would (every 200 ms here). */
-  function feed(deploymentId: string, perKeyGroup: (kg: number) => number, heavyKeys: SubtaskMetricsSnapshot['heavyKeys'] = []): void {
+  function feed(
+    deploymentId: string,
+    perKeyGroup: (kg: number) => number,
+    heavyKeys: SubtaskMetricsSnapshot['heavyKeys'] = [],
+    keySplits?: SubtaskMetricsSnapshot['keySplits'],
+  ): NodeJS.Timeout {
     const store = f.cp.app.get(MetricsStore);
-    const write = () => void store.record(countsSnapshots(f.tenant.tenantId, deploymentId, perKeyGroup, heavyKeys), Date.now(), 10_000).catch(() => undefined);
+    const write = () => void store.record(countsSnapshots(f.tenant.tenantId, deploymentId, perKeyGroup, heavyKeys, keySplits), Date.now(), 10_000).catch(() => undefined);
     write();
-    feeds.push(setInterval(write, 200));
+    const timer = setInterval(write, 200);
+    feeds.push(timer);
+    return timer;
   }
 
   async function deploy(name: string, extra: Record<string, unknown>): Promise<string> {
@@ -90,7 +99,7 @@ describe('the partitioner controller', { timeout: 120_000 }, () => {
 
   it('refuses a bad partitioner mode or interval with a 400 naming the field', async () => {
     // Its processes share one worker: still two processes, exchanging keyed records over Kafka.
-    worker = await f.startWorker('w', 8);
+    worker = await f.startWorker('w', 14);
     const bad = await f.client.post('/v1/deployments', {
       name: `bad-${f.run}`,
       bundleId: f.bundleId,
@@ -235,7 +244,7 @@ describe('the partitioner controller', { timeout: 120_000 }, () => {
     ]);
   }
 
-  it('flags a hot key with its evidence and declines to split it (not mergeable yet), moving what it can around it', async () => {
+  it('flags a hot key with its evidence and declines to split it where the operator is not a splittable window, moving what it can around it', async () => {
     const id = await deploy('viral', {});
     // Key group 0 is one key at 1,000 records/s of 1,620: no subtask can take it within the aim, and it may not be split.
     feed(id, (kg) => (kg === 0 ? 1000 : 20), [{ key: 'viral', keyGroup: 0, count: 1000, error: 0 }]);
@@ -245,6 +254,47 @@ describe('the partitioner controller', { timeout: 120_000 }, () => {
     expect(decision.moves.every((m) => m.keyGroup !== 0)).toBe(true);
     expect(decision.reason).toContain('hot key "viral" (key group 0, 61.7% of records)');
     expect(decision.reason).toContain('split (not-mergeable)');
+  });
+
+  it('in mode auto, splits the hot key of a splittable window: a SPLIT_KEYS decision, its table sent to process 0, then held by the cool-down', async () => {
+    const id = await deploy('split', { partitionerMode: 'auto' });
+    // The same viral key, but the window is splittable (its subtasks report a split table, empty so far).
+    const timer = feed(id, (kg) => (kg === 0 ? 1000 : 20), [{ key: 'viral', keyGroup: 0, count: 1000, error: 0 }], []);
+    const decision = await eventually('a split decision', async () => (await decisionsOf(id)).items.find((d) => d.kind === 'SPLIT_KEYS' || d.kind === 'MOVE_KEY_GROUPS'));
+    const body = decision as DecisionBody & { splits: { key: string; keyGroup: number; subtasks: number[]; weights: number[]; change: string }[] };
+    expect(body.splits).toEqual([expect.objectContaining({ key: 'viral', keyGroup: 0, change: 'new' })]);
+    expect(body.splits[0].subtasks).toEqual([0, 1]);
+    expect(body.declined.some((d) => d.reason === 'not-mergeable')).toBe(false);
+    expect(body.reason).toContain('splitting key "viral" (key group 0');
+    // The table as the engine takes it: the key's own key group on its owner, a key group of subtask 1 for the other part.
+    const sent = await eventually('the split table sent', async () => worker.commands('split-keys', id)[0]);
+    expect(sent).toMatchObject({ runNo: 1, operatorId: 'counts', idempotencyKey: `split-${id}-${decision.decisionId}` });
+    expect(sent.splits).toHaveLength(1);
+    const [split] = sent.splits;
+    expect(split).toMatchObject({ key: 'viral', keyGroup: 0 });
+    expect(split.parts[0]).toBe(0);
+    expect(split.parts[1]).toBeGreaterThanOrEqual(16);
+    expect(split.weights.reduce((a, w) => a + w, 0)).toBeCloseTo(1, 6);
+    // The run reports the table in effect, and the part's records where they now land: the view is balanced and the
+    // key group cools down, so nothing is split, widened or folded back again.
+    clearInterval(timer);
+    const onPart = Math.round(1000 * split.weights[1]);
+    feed(id, (kg) => (kg === 0 ? 1000 - onPart : kg === split.parts[1] ? 20 + onPart : 20), [
+      { key: 'viral', keyGroup: 0, count: 1000 - onPart, error: 0 },
+      { key: 'viral', keyGroup: split.parts[1], count: onPart, error: 0 },
+    ], sent.splits);
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    expect(worker.commands('split-keys', id)).toHaveLength(1);
+  });
+
+  it('in mode recommend, recommends the split and sends nothing', async () => {
+    const id = await deploy('split-rec', {});
+    feed(id, (kg) => (kg === 0 ? 1000 : 20), [{ key: 'viral', keyGroup: 0, count: 1000, error: 0 }], []);
+    const decision = await eventually('a recommendation', async () => (await decisionsOf(id)).items[0]);
+    expect(decision.mode).toBe('recommend');
+    expect(decision.reason).toContain('recommends splitting key "viral"');
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    expect(worker.commands('split-keys', id)).toEqual([]);
   });
 
   it('a balanced load in mode auto records nothing and moves nothing', async () => {

@@ -30,7 +30,7 @@ export interface ReceivedCommand {
  * the process's subtasks after `stopDelayMs`; `move-key-groups` answers with what `onMove` returns (by default a
  * report naming every key group asked for, 100 bytes and 1 ms each) or throws; `rescale-run` answers with what
  * `onRescale` returns (publishing progress through its context on the way), and is refused while it is null, as by a
- * worker that cannot rescale live.
+ * worker that cannot rescale live; `split-keys` is recorded and applied (nothing to apply it to).
  */
 export class ProtocolWorker {
   readonly received: ReceivedCommand[] = [];
@@ -74,6 +74,9 @@ export class ProtocolWorker {
         'move-key-groups': async (command) => {
           this.received.push({ command, at: Date.now() });
           return this.onMove(command);
+        },
+        'split-keys': async (command) => {
+          this.received.push({ command, at: Date.now() });
         },
         'rescale-run': async (command, context) => {
           this.received.push({ command, at: Date.now() });

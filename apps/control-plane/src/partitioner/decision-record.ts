@@ -11,15 +11,17 @@ const REASON_MAX = 4000;
  * (a hot key it may not split, a move the cool-down holds back, no move that helps, the budget). A balanced operator's
  * "nothing to do" is the common case and is not recorded.
  */
-export function isNotable(decision: Pick<PartitioningDecision, 'moves' | 'declined'>): boolean {
-  return decision.moves.length > 0 || decision.declined.some((d) => d.reason !== 'hysteresis');
+export function isNotable(decision: Pick<PartitioningDecision, 'moves' | 'declined'> & Partial<Pick<PartitioningDecision, 'splits' | 'foldBacks'>>): boolean {
+  return decision.moves.length > 0 || (decision.splits?.length ?? 0) > 0 || (decision.foldBacks?.length ?? 0) > 0 || decision.declined.some((d) => d.reason !== 'hysteresis');
 }
 
 /** What makes two decisions the same decision: the moves, and what was declined and why (not the figures). */
-export function signatureOf(decision: Pick<PlannedDecision, 'moves' | 'declined'>): string {
+export function signatureOf(decision: Pick<PlannedDecision, 'moves' | 'declined' | 'splits' | 'foldBacks'>): string {
   const moves = decision.moves.map((m) => `${m.keyGroup}:${m.fromSubtask}>${m.toSubtask}`);
+  const splits = (decision.splits ?? []).map((s) => `${s.keyGroup}/${s.key}>${s.subtasks.join('+')}`);
+  const folds = (decision.foldBacks ?? []).map((f) => `${f.keyGroup}/${f.key}<`);
   const declined = decision.declined.map((d) => `${d.action}/${d.reason}/${d.keyGroup ?? ''}/${d.key ?? ''}`).sort();
-  return `${moves.join(',')}|${declined.join(',')}`;
+  return `${moves.join(',')}|${[...splits, ...folds].join(',')}|${declined.join(',')}`;
 }
 
 /** The operator's latest recorded decision, as far as repeating it matters. */
@@ -33,13 +35,14 @@ export interface LastRecorded {
  * (a hot key that may not be split, a recommendation nobody acted on, a move that failed) would otherwise write the
  * same row every interval. After the cool-down it is recorded (and in mode auto tried) again.
  */
-export function shouldRecord(decision: Pick<PartitioningDecision, 'moves' | 'declined'>, last: LastRecorded | null, nowMs: number, coolDownMs: number): boolean {
+export function shouldRecord(decision: Pick<PartitioningDecision, 'moves' | 'declined' | 'splits' | 'foldBacks'>, last: LastRecorded | null, nowMs: number, coolDownMs: number): boolean {
   if (!isNotable(decision)) return false;
   return !(last && last.signature === signatureOf(decision) && nowMs - last.decidedAtMs < coolDownMs);
 }
 
-export function kindOf(decision: Pick<PartitioningDecision, 'moves'>): DecisionKind {
-  return decision.moves.length > 0 ? 'MOVE_KEY_GROUPS' : 'DECLINED';
+export function kindOf(decision: Pick<PartitioningDecision, 'moves' | 'splits' | 'foldBacks'>): DecisionKind {
+  if (decision.moves.length > 0) return 'MOVE_KEY_GROUPS';
+  return decision.splits.length > 0 || decision.foldBacks.length > 0 ? 'SPLIT_KEYS' : 'DECLINED';
 }
 
 const fmt = (n: number) => (Math.abs(n) >= 100 ? n.toFixed(0) : n.toFixed(2));
@@ -56,6 +59,14 @@ export function describeDecision(operatorId: string, decision: PartitioningDecis
     const moves = decision.moves.map((m) => `${m.keyGroup}: ${m.fromSubtask} → ${m.toSubtask}`).join(', ');
     const verb = mode === 'auto' ? 'moving' : 'recommends moving';
     parts.push(`${verb} ${decision.moves.length} key group${decision.moves.length === 1 ? '' : 's'} (${moves}) for ${fmt(decision.imbalanceBefore)}× → ${fmt(decision.imbalanceAfter)}×`);
+  }
+  for (const split of decision.splits) {
+    const verb = mode === 'auto' ? 'splitting' : 'recommends splitting';
+    const over = split.subtasks.map((s, i) => `${s} (${(split.weights[i] * 100).toFixed(0)}%)`).join(', ');
+    parts.push(`${verb} key "${split.key}" (key group ${split.keyGroup}, ${fmt(split.evidence.keyRate)} records/s) over subtasks ${over}`);
+  }
+  for (const fold of decision.foldBacks) {
+    parts.push(`${mode === 'auto' ? 'folding' : 'recommends folding'} key "${fold.key}" back to subtask ${fold.toSubtask} (${fmt(fold.evidence.keyRate)} records/s)`);
   }
   const declined = decision.declined.filter((d) => d.reason !== 'hysteresis');
   if (declined.length) parts.push(`declined: ${declined.map(describeDeclined).join('; ')}`);
@@ -84,7 +95,16 @@ export function inputsOf(operator: OperatorLoad): DecisionInputs {
   };
 }
 
-/** The decision as stored: splits and fold-backs are always empty while planning with `splittable: false`. */
-export function plannedOf(decision: PartitioningDecision): PlannedDecision {
-  return { moves: decision.moves, declined: decision.declined, loadsBefore: decision.loadsBefore, loadsAfter: decision.loadsAfter, fairLoads: decision.fairLoads };
+/** The decision as stored; `keySplits`: the split table it sets (mode auto, when it changes splits). */
+export function plannedOf(decision: PartitioningDecision, keySplits?: PlannedDecision['keySplits']): PlannedDecision {
+  return {
+    moves: decision.moves,
+    splits: decision.splits,
+    foldBacks: decision.foldBacks,
+    ...(keySplits ? { keySplits } : {}),
+    declined: decision.declined,
+    loadsBefore: decision.loadsBefore,
+    loadsAfter: decision.loadsAfter,
+    fairLoads: decision.fairLoads,
+  };
 }

@@ -4,12 +4,14 @@ import type { WeirConfig } from '@weir/config';
 import { withTenant, type Pool, type PoolClient } from '@weir/db';
 import type { SubtaskMetricsSnapshot } from '@weir/metrics';
 import { changedKeyGroups, planPartitioning, type PartitioningDecision, type PartitioningPolicy } from '@weir/partitioner';
+import type { SplitKeys } from '@weir/protocol';
 import type { Logger } from 'pino';
 import { CONTROL_PLANE_OPTIONS, ROOT_LOGGER, WEIR_CONFIG, type ControlPlaneOptions } from '../control-plane-options';
 import { BundleReader, type DeployableBundle } from '../deployments/bundle-reader';
 import type { Deployment, DeploymentRun, Routing } from '../deployments/deployment';
 import { DeploymentsRepository } from '../deployments/deployments.repository';
 import { PG_POOL } from '../infrastructure/tokens';
+import { CommandGateway } from '../placement/command-gateway';
 import { staleAfterMs } from '../metrics/metrics-ingestor';
 import { MetricsStore } from '../metrics/metrics-store';
 import { newMoveId, type KeyGroupMove } from '../moves/key-group-move';
@@ -30,6 +32,7 @@ import { measuredMoveOf, MOVE_COST_WINDOW_MS, moveCostBudget, type MoveCostBudge
 import { newDecisionId, PARTITIONER_REQUESTER, type DecidingMode, type ScalingDecision } from './scaling-decision';
 import { ScalingDecisionEvents } from './scaling-decision-events';
 import { ScalingDecisionsRepository } from './scaling-decisions.repository';
+import { tableAfter } from './split-tables';
 import { stateBytesFromManifest } from './state-bytes';
 import { partitioningPolicyOf, policyViewOf, type PartitionerSettings } from '../scaling/scaling-policy';
 import { ScalingPolicyRepository } from '../scaling/scaling-policy.repository';
@@ -43,15 +46,24 @@ export interface PartitionerLook {
   readonly decisions: readonly ScalingDecision[];
   /** The key-group move asked for in mode auto. */
   readonly move: KeyGroupMove | null;
+  /** The split tables to send in mode auto (after commit: Redis is never waited on under the row lock). */
+  readonly splits: readonly SplitKeysRequest[];
+}
+
+/** A split-keys command for the worker of the run's process 0. */
+export interface SplitKeysRequest {
+  readonly workerId: string;
+  readonly command: Omit<SplitKeys, 'v' | 'type' | 'issuedAt'>;
 }
 
 /**
  * One look of the dynamic partitioner at one deployment: the subtasks' latest snapshots and the latest checkpoint's
  * manifest (read before the transaction: Redis and S3 are never waited on under the row lock) → per keyed operator the
  * load model on the run's routing, state bytes estimated from the manifest →
- * planPartitioning with `splittable: false` (hot keys are not split yet: partial merges do not exist) and the
- * cool-downs of the moves made → the decisions worth keeping recorded, and in mode auto the first one's moves recorded
- * as a key-group move (the same record and reconciler drive as a tenant's POST). All of it in one transaction holding
+ * planPartitioning (splittable windows may have hot keys split: split-tables.ts translates between the engine's
+ * table and the planner's view) and the cool-downs of the moves and splits made → the decisions worth keeping
+ * recorded, and in mode auto the first one's moves recorded as a key-group move (the same record and reconciler drive
+ * as a tenant's POST) and its splits sent to the run as its new split table. All of it in one transaction holding
  * the deployment's row, so of several control-plane instances one looks per interval, and a look never races the
  * reconciler's step or a tenant's move request; published and kicked after commit.
  */
@@ -76,6 +88,7 @@ export class DeploymentPartitioner {
     private readonly decisionEvents: ScalingDecisionEvents,
     private readonly moveEvents: KeyGroupMoveEvents,
     private readonly policies: ScalingPolicyRepository,
+    private readonly gateway: CommandGateway,
   ) {
     this.installation = config.WEIR_QUEUE_PREFIX;
     this.staleAfterMs = staleAfterMs(options);
@@ -93,6 +106,12 @@ export class DeploymentPartitioner {
       this.reconciler.kick();
       await this.moveEvents.publish(look.move);
     }
+    for (const { workerId, command } of look.splits) {
+      // Lost, it is planned again: the next look sees the table not in effect in the subtasks' snapshots.
+      await this.gateway.sendSplitKeys(workerId, command).catch((err: Error) => {
+        this.logger.warn({ tenantId, deploymentId, operatorId: command.operatorId, err: { name: err.name, message: err.message } }, 'sending a split table failed');
+      });
+    }
     if (look.waiting.length) this.logger.debug({ tenantId, deploymentId, waiting: look.waiting }, 'operators not planned this time');
     return look;
   }
@@ -105,7 +124,7 @@ export class DeploymentPartitioner {
     nowMs: number,
   ): Promise<PartitionerLook> {
     const deployment = await this.decisions.claim(client, this.installation, deploymentId);
-    if (!deployment) return { skipped: 'not claimed: another instance holds it, or it is not due', waiting: [], decisions: [], move: null };
+    if (!deployment) return { skipped: 'not claimed: another instance holds it, or it is not due', waiting: [], decisions: [], move: null, splits: [] };
     // The policy as it stands at this look: a tenant's change lands between two looks (the row lock), never inside one.
     const deployed = await this.bundles.byId(client, deployment.bundleId);
     if (!deployed) throw new Error(`bundle ${deployment.bundleId} of deployment ${deploymentId} is missing (bundles in use cannot be deleted)`);
@@ -113,7 +132,7 @@ export class DeploymentPartitioner {
     await this.decisions.scheduleNext(client, deploymentId, settings.intervalMs);
     const latestRun = (await this.deployments.runs(client, deploymentId, 1))[0] ?? null;
     const eligibility = partitionerEligibility(deployment, latestRun, await this.moves.pending(client, deploymentId));
-    if (!eligibility.ok) return { skipped: eligibility.why, waiting: [], decisions: [], move: null };
+    if (!eligibility.ok) return { skipped: eligibility.why, waiting: [], decisions: [], move: null, splits: [] };
     const run = eligibility.run;
     const bundle = await this.bundles.byId(client, run.bundleId);
     if (!bundle) throw new Error(`bundle ${run.bundleId} of run ${run.runNo} is missing (bundles in use cannot be deleted)`);
@@ -122,6 +141,7 @@ export class DeploymentPartitioner {
     const waiting: string[] = [];
     const recorded: ScalingDecision[] = [];
     let move: KeyGroupMove | null = null;
+    const splits: SplitKeysRequest[] = [];
     const stateBytesOf = (operatorId: string, maxParallelism: number) => (manifest ? stateBytesFromManifest(manifest, operatorId, maxParallelism) : null);
     for (const result of keyedOperatorLoads(bundle.operatorIds, routing, runParallelism(run.subtasks), snapshots, stateBytesOf)) {
       if (!result.ok) {
@@ -144,6 +164,11 @@ export class DeploymentPartitioner {
         if (typeof requested === 'string') reason = `${reason}; not made: ${requested}`.slice(0, 4000);
         else [move, moveId] = [requested, requested.moveId];
       }
+      const keySplits = mode === 'auto' ? tableAfter(decision, operator.splitTable, operator.layout.owners, operator.load.keyGroupRates) : null;
+      if (keySplits) {
+        const command = { idempotencyKey: `split-${deploymentId}-${decisionId}`, tenantId: deployment.tenantId, jobId: deploymentId, runNo: run.runNo, operatorId: operator.operatorId, splits: keySplits.map((s) => ({ ...s, parts: [...s.parts], weights: [...s.weights] })) };
+        splits.push({ workerId: run.workerId, command: { ...command, reason: `partitioner decision ${decisionId}` } });
+      }
       recorded.push(
         await this.decisions.insert(client, {
           tenantId: deployment.tenantId,
@@ -160,7 +185,7 @@ export class DeploymentPartitioner {
           imbalanceAfter: decision.imbalanceAfter,
           unfinished: decision.unfinished,
           detection,
-          decision: plannedOf(decision),
+          decision: plannedOf(decision, keySplits ?? undefined),
           inputs: { ...inputsOf(operator), policy: settings, moveCost },
           moveId,
           fromParallelism: null,
@@ -168,7 +193,7 @@ export class DeploymentPartitioner {
         }),
       );
     }
-    return { skipped: null, waiting, decisions: recorded, move };
+    return { skipped: null, waiting, decisions: recorded, move, splits };
   }
 
   /**
@@ -187,14 +212,17 @@ export class DeploymentPartitioner {
     const moveCost = moveCostBudget(measured, settings.moveBudget, settings.maxMovePauseMs);
     const policy = partitioningPolicyOf(settings, moveCost.budget);
     const latest = await this.decisions.latest(client, deploymentId, operator.operatorId);
-    const changes = await this.moves.changedSince(client, deploymentId, operator.operatorId, nowMs - policy.coolDownMs);
+    const changes = [
+      ...(await this.moves.changedSince(client, deploymentId, operator.operatorId, nowMs - policy.coolDownMs)),
+      ...(await this.decisions.splitChangesSince(client, deploymentId, operator.operatorId, nowMs - policy.coolDownMs)),
+    ];
     const decision = planPartitioning({
       layout: operator.layout,
       load: operator.load,
       policy,
       nowMs,
       lastChangedAtMs: lastChangedAtMs(changes),
-      splittable: false,
+      splittable: operator.splittable,
       continuing: isContinuing(latest && { unfinished: latest.decision.unfinished, moveState: latest.moveState }),
     });
     const last = latest && { signature: signatureOf(latest.decision.decision), decidedAtMs: latest.decision.decidedAt.getTime() };

@@ -1,6 +1,7 @@
-import type { SubtaskMetricsSnapshot } from '@weir/metrics';
-import { loadModelFromSnapshots, PartitionerInputError, unsplitLayout, type LoadModel, type PartitionLayout } from '@weir/partitioner';
+import type { ReportedKeySplit, SubtaskMetricsSnapshot } from '@weir/metrics';
+import { checkLayout, loadModelFromSnapshots, PartitionerInputError, type LoadModel, type PartitionLayout } from '@weir/partitioner';
 import type { Routing } from '../deployments/deployment';
+import { plannerView } from './split-tables';
 import { UNKNOWN_STATE_BYTES, type StateBytesEstimate } from './state-bytes';
 
 /** One keyed operator's load model, planned on as the run routes it. */
@@ -8,6 +9,10 @@ export interface OperatorLoad {
   readonly operatorId: string;
   readonly layout: PartitionLayout;
   readonly load: LoadModel;
+  /** A splittable window (WindowOptions.splittable): its hot keys may be split. */
+  readonly splittable: boolean;
+  /** Its split keys in effect, as the engine has them (key groups as parts). */
+  readonly splitTable: readonly ReportedKeySplit[];
   /** Where `load.stateBytes` came from, in words. */
   readonly stateBytesSource: string;
   /** The snapshots' wall-clock span: earliest fromMs, latest toMs. */
@@ -22,8 +27,9 @@ export type OperatorLoadResult = { readonly ok: true; readonly operator: Operato
  * the latest fresh snapshot of each subtask. A snapshot does not say its operator is keyed; a keyed stage counts the
  * key groups of what it receives, so an operator none of whose subtasks counted one is not planned (a source, a sink,
  * or a keyed operator idle in the interval: nothing to balance). Every subtask must have reported: a missing one would
- * read as an idle subtask, and the planner would pile key groups onto it. Key groups are whole (no split keys exist
- * yet); state bytes are what `stateBytesOf` estimates (the latest checkpoint), else 0.
+ * read as an idle subtask, and the planner would pile key groups onto it. A splittable window's split keys are
+ * planned on as its subtasks report them (split-tables.ts); state bytes are what `stateBytesOf` estimates (the latest
+ * checkpoint), else 0.
  */
 export function keyedOperatorLoads(
   operatorIds: readonly string[],
@@ -46,12 +52,19 @@ export function keyedOperatorLoads(
       results.push({ ok: false, operatorId, why: `no fresh snapshot of subtask${missing.length === 1 ? '' : 's'} ${missing.join(', ')} of ${n}` });
       continue;
     }
+    const view = plannerView(own, owners);
+    if (!view.ok) {
+      results.push({ ok: false, operatorId, why: view.why });
+      continue;
+    }
     try {
-      const layout = unsplitLayout(n, owners);
+      const layout: PartitionLayout = { subtasks: n, owners: [...owners], splits: view.splits };
+      checkLayout(layout);
       const state = stateBytesOf(operatorId, owners.length);
-      const load = loadModelFromSnapshots(own, layout, state ? { stateBytes: state.bytes } : {});
+      const load = loadModelFromSnapshots(view.snapshots, layout, state ? { stateBytes: state.bytes } : {});
       const window = { fromMs: Math.min(...own.map((s) => s.fromMs)), toMs: Math.max(...own.map((s) => s.toMs)) };
-      results.push({ ok: true, operator: { operatorId, layout, load, stateBytesSource: state?.source ?? UNKNOWN_STATE_BYTES, ...window } });
+      const operator = { operatorId, layout, load, splittable: view.splittable, splitTable: view.table, stateBytesSource: state?.source ?? UNKNOWN_STATE_BYTES, ...window };
+      results.push({ ok: true, operator });
     } catch (err) {
       if (!(err instanceof PartitionerInputError)) throw err;
       results.push({ ok: false, operatorId, why: err.message });

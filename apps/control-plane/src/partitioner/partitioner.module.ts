@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { BundleReader } from '../deployments/bundle-reader';
 import { DeploymentsModule } from '../deployments/deployments.module';
+import { PlacementModule } from '../placement/placement.module';
 import { DeploymentsRepository } from '../deployments/deployments.repository';
 import { KeyGroupMoveEvents } from '../moves/key-group-move-events';
 import { KeyGroupMovesRepository } from '../moves/key-group-moves.repository';
@@ -20,7 +21,7 @@ import { ScalingPolicyRepository } from '../scaling/scaling-policy.repository';
  * them through the service. MetricsStore comes from the global MetricsModule, the Reconciler from DeploymentsModule.
  */
 @Module({
-  imports: [DeploymentsModule],
+  imports: [DeploymentsModule, PlacementModule],
   controllers: [ScalingDecisionsController],
   providers: [
     PartitionerLoop,

@@ -22,6 +22,8 @@ export interface ScalingDecisionMessage {
   readonly unfinished: boolean;
   readonly moves: readonly { readonly keyGroup: number; readonly fromSubtask: number; readonly toSubtask: number; readonly reason: string }[];
   readonly declined: readonly { readonly action: string; readonly reason: string; readonly keyGroup: number | null; readonly key: string | null; readonly detail: string }[];
+  readonly splits?: readonly PlannedSplitMessage[];
+  readonly foldBacks?: readonly PlannedFoldBackMessage[];
   readonly detection: Detection;
   readonly inputs: ScalingDecision['inputs'];
   readonly fromParallelism: number | null;
@@ -29,6 +31,23 @@ export interface ScalingDecisionMessage {
   readonly keyGroups: readonly number[];
   /** Epoch ms. */
   readonly at: number;
+}
+
+export interface PlannedSplitMessage {
+  readonly key: string;
+  readonly keyGroup: number;
+  readonly subtasks: readonly number[];
+  readonly weights: readonly number[];
+  readonly change: string;
+  readonly reason: string;
+}
+
+export interface PlannedFoldBackMessage {
+  readonly key: string;
+  readonly keyGroup: number;
+  readonly toSubtask: number;
+  readonly fromSubtasks: readonly number[];
+  readonly reason: string;
 }
 
 export function toDecisionMessage(d: ScalingDecision): ScalingDecisionMessage {
@@ -47,6 +66,8 @@ export function toDecisionMessage(d: ScalingDecision): ScalingDecisionMessage {
     unfinished: d.unfinished,
     moves: d.decision.moves.map((m) => ({ keyGroup: m.keyGroup, fromSubtask: m.fromSubtask, toSubtask: m.toSubtask, reason: m.reason })),
     declined: d.decision.declined.map((x) => ({ action: x.action, reason: x.reason, keyGroup: x.keyGroup ?? null, key: x.key ?? null, detail: x.detail })),
+    splits: (d.decision.splits ?? []).map((s) => ({ key: s.key, keyGroup: s.keyGroup, subtasks: [...s.subtasks], weights: [...s.weights], change: s.change, reason: s.reason })),
+    foldBacks: (d.decision.foldBacks ?? []).map((f) => ({ key: f.key, keyGroup: f.keyGroup, toSubtask: f.toSubtask, fromSubtasks: [...f.fromSubtasks], reason: f.reason })),
     detection: d.detection,
     inputs: d.inputs,
     fromParallelism: d.fromParallelism,

@@ -15,6 +15,23 @@ export class PlannedMoveDto {
   evidence!: Record<string, number>;
 }
 
+export class PlannedKeySplitDto {
+  @ApiProperty({ description: 'The key as the heavy-key sketch names it' }) key!: string;
+  @ApiProperty({ description: "The key's own key group" }) keyGroup!: number;
+  @ApiProperty({ type: [Number], description: 'The subtasks its records go to' }) subtasks!: number[];
+  @ApiProperty({ type: [Number], description: 'The share of its records each of them takes (summing to 1)' }) weights!: number[];
+  @ApiProperty({ enum: ['new', 'widen', 'reweight'] }) change!: string;
+  @ApiProperty({ description: 'Why, in words' }) reason!: string;
+}
+
+export class PlannedFoldBackDto {
+  @ApiProperty() key!: string;
+  @ApiProperty() keyGroup!: number;
+  @ApiProperty({ description: "Its key group's owner: the key goes there whole again" }) toSubtask!: number;
+  @ApiProperty({ type: [Number] }) fromSubtasks!: number[];
+  @ApiProperty() reason!: string;
+}
+
 export class DeclinedActionDto {
   @ApiProperty({ enum: ['rebalance', 'move', 'split', 'fold-back'] }) action!: string;
   @ApiProperty({ enum: ['hysteresis', 'budget', 'cool-down', 'not-mergeable', 'no-improving-move'] }) reason!: string;
@@ -68,7 +85,7 @@ export class ScalingDecisionDto {
   @ApiProperty({
     enum: DECISION_KINDS,
     description:
-      'Partitioner: MOVE_KEY_GROUPS (it moves key groups) or DECLINED (it saw something to act on and declined: see `declined`). Autoscaler: SCALE_UP or SCALE_DOWN (to `toParallelism`) or HOLD (a need left alone: the reason says why, `inputs.hold` its code)',
+      'Partitioner: MOVE_KEY_GROUPS (it moves key groups, and may split keys too), SPLIT_KEYS (it splits or folds back hot keys of a splittable window) or DECLINED (it saw something to act on and declined: see `declined`). Autoscaler: SCALE_UP or SCALE_DOWN (to `toParallelism`) or HOLD (a need left alone: the reason says why, `inputs.hold` its code)',
   })
   kind!: string;
   @ApiProperty({ description: 'What it saw, did or recommends, and declined, in words' }) reason!: string;
@@ -78,6 +95,8 @@ export class ScalingDecisionDto {
   @ApiProperty({ description: 'Its budget stopped it above the aim: the next decision carries on' }) unfinished!: boolean;
   @ApiProperty({ type: DetectionDto }) detection!: DetectionDto;
   @ApiProperty({ type: [PlannedMoveDto], description: 'In the order to make them' }) moves!: PlannedMoveDto[];
+  @ApiProperty({ type: [PlannedKeySplitDto], description: 'Hot keys of a splittable window it splits (partials merged downstream)' }) splits!: PlannedKeySplitDto[];
+  @ApiProperty({ type: [PlannedFoldBackDto], description: 'Split keys that cooled and go back whole to their key group' }) foldBacks!: PlannedFoldBackDto[];
   @ApiProperty({ type: [DeclinedActionDto], description: 'What it would have done and did not, with why' }) declined!: DeclinedActionDto[];
   @ApiProperty({ type: [Number], description: 'records/s per subtask, measured' }) loadsBefore!: number[];
   @ApiProperty({ type: [Number], description: 'records/s per subtask, predicted' }) loadsAfter!: number[];
@@ -114,6 +133,8 @@ export class ScalingDecisionDto {
         hotKeys: d.detection.hotKeys.map((k) => ({ ...k })),
       },
       moves: d.decision.moves.map((m) => ({ keyGroup: m.keyGroup, fromSubtask: m.fromSubtask, toSubtask: m.toSubtask, reason: m.reason, evidence: { ...m.evidence } })),
+      splits: (d.decision.splits ?? []).map((s) => ({ key: s.key, keyGroup: s.keyGroup, subtasks: [...s.subtasks], weights: [...s.weights], change: s.change, reason: s.reason })),
+      foldBacks: (d.decision.foldBacks ?? []).map((f) => ({ key: f.key, keyGroup: f.keyGroup, toSubtask: f.toSubtask, fromSubtasks: [...f.fromSubtasks], reason: f.reason })),
       declined: d.decision.declined.map((x) => ({ action: x.action, reason: x.reason, keyGroup: x.keyGroup ?? null, key: x.key ?? null, detail: x.detail, evidence: { ...x.evidence } })),
       loadsBefore: [...d.decision.loadsBefore],
       loadsAfter: [...d.decision.loadsAfter],

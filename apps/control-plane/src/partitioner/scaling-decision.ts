@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
+import type { ReportedKeySplit } from '@weir/metrics';
 import type { PartitionerSettings } from '../scaling/scaling-policy';
 import type { MoveCostBudget } from './move-cost';
-import type { DeclinedAction, KeyGroupMove as PlannedKeyGroupMove } from '@weir/partitioner';
+import type { DeclinedAction, FoldBack as PlannedFoldBack, KeyGroupMove as PlannedKeyGroupMove, KeySplit as PlannedKeySplit } from '@weir/partitioner';
 
 /**
  * A decision of the dynamic partitioner for one keyed operator of a running deployment, or of the autoscaler for the
@@ -9,7 +10,7 @@ import type { DeclinedAction, KeyGroupMove as PlannedKeyGroupMove } from '@weir/
  * and what it declined, and in mode auto what carries it out (the partitioner's key-group move; the autoscaler's
  * pending parallelism, rescaled live by the reconciler).
  */
-export const PARTITIONER_DECISION_KINDS = ['MOVE_KEY_GROUPS', 'DECLINED'] as const;
+export const PARTITIONER_DECISION_KINDS = ['MOVE_KEY_GROUPS', 'SPLIT_KEYS', 'DECLINED'] as const;
 /** SCALE_UP / SCALE_DOWN: a parallelism recommended (mode auto: asked for); HOLD: a need left alone, with why. */
 export const AUTOSCALER_DECISION_KINDS = ['SCALE_UP', 'SCALE_DOWN', 'HOLD'] as const;
 export const DECISION_KINDS = [...PARTITIONER_DECISION_KINDS, ...AUTOSCALER_DECISION_KINDS] as const;
@@ -82,6 +83,11 @@ export interface DecisionInputs {
 /** planPartitioning's decision as stored: splits and fold-backs stay empty while splitting is not wired (splittable false). */
 export interface PlannedDecision {
   readonly moves: readonly PlannedKeyGroupMove[];
+  /** Hot keys of a splittable window it splits (new, widened or re-weighted); absent in rows from before splits. */
+  readonly splits?: readonly PlannedKeySplit[];
+  readonly foldBacks?: readonly PlannedFoldBack[];
+  /** In mode auto, when it changes splits: the operator's whole split table it sets (key groups as parts). */
+  readonly keySplits?: readonly ReportedKeySplit[];
   readonly declined: readonly DeclinedAction[];
   readonly loadsBefore: readonly number[];
   readonly loadsAfter: readonly number[];

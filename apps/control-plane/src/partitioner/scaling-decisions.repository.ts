@@ -90,6 +90,22 @@ export class ScalingDecisionsRepository {
     return rows.length ? { decision: toDecision(rows[0]), moveState: rows[0].move_state } : null;
   }
 
+  /**
+   * The key groups the partitioner's splits and fold-backs changed (mode auto) since `sinceMs`, with when: they cool
+   * down as moved key groups do, so a key is not split and folded back over and over.
+   */
+  async splitChangesSince(client: PoolClient, deploymentId: string, operatorId: string, sinceMs: number): Promise<{ keyGroup: number; atMs: number }[]> {
+    const rows = await q<{ key_group: number; at_ms: string }>(
+      client,
+      'read the recent split changes',
+      `SELECT unnest(key_groups) AS key_group, (extract(epoch FROM decided_at) * 1000)::bigint AS at_ms FROM deployment_scaling_decisions
+       WHERE deployment_id = $1 AND operator_id = $2 AND source = 'partitioner' AND mode = 'auto'
+         AND decision ? 'keySplits' AND decided_at >= to_timestamp($3 / 1000.0)`,
+      [deploymentId, operatorId, sinceMs],
+    );
+    return rows.map((r) => ({ keyGroup: r.key_group, atMs: Number(r.at_ms) }));
+  }
+
   /** One controller's latest decision on the deployment, any operator. */
   async latestOf(client: PoolClient, deploymentId: string, source: DecisionSource): Promise<ScalingDecision | null> {
     const rows = await q<DecisionRow>(

@@ -85,6 +85,25 @@ export class PlannedKeyGroupMoveModel {
   @Field() reason!: string;
 }
 
+@ObjectType('PlannedKeySplit', { description: 'A hot key of a splittable window a decision splits over several subtasks (its partials merged downstream).' })
+export class PlannedKeySplitModel {
+  @Field() key!: string;
+  @Field(() => Int, { description: "the key's own key group" }) keyGroup!: number;
+  @Field(() => [Int]) subtasks!: number[];
+  @Field(() => [Float], { description: 'the share of its records each subtask takes' }) weights!: number[];
+  @Field({ description: 'new, widen or reweight' }) change!: string;
+  @Field() reason!: string;
+}
+
+@ObjectType('PlannedFoldBack', { description: 'A split key that cooled: it goes back whole to its key group.' })
+export class PlannedFoldBackModel {
+  @Field() key!: string;
+  @Field(() => Int) keyGroup!: number;
+  @Field(() => Int) toSubtask!: number;
+  @Field(() => [Int]) fromSubtasks!: number[];
+  @Field() reason!: string;
+}
+
 @ObjectType('DeclinedScalingAction', { description: 'Something a decision would have done and did not, with why.' })
 export class DeclinedScalingActionModel {
   @Field({ description: 'rebalance, move, split or fold-back' }) action!: string;
@@ -124,7 +143,7 @@ export class ScalingDecisionModel {
   @Field({ description: 'partitioner or autoscaler' }) source!: string;
   @Field({
     description:
-      'Partitioner: MOVE_KEY_GROUPS (it moves key groups) or DECLINED (it saw something to act on and declined: see declined). Autoscaler: SCALE_UP, SCALE_DOWN (to toParallelism) or HOLD (a need left alone, the reason says why)',
+      'Partitioner: MOVE_KEY_GROUPS (it moves key groups, and may split keys too), SPLIT_KEYS (it splits or folds back hot keys of a splittable window) or DECLINED (it saw something to act on and declined: see declined). Autoscaler: SCALE_UP, SCALE_DOWN (to toParallelism) or HOLD (a need left alone, the reason says why)',
   })
   kind!: string;
   @Field() reason!: string;
@@ -136,6 +155,8 @@ export class ScalingDecisionModel {
   @Field({ description: 'The same, predicted once its moves are made' }) imbalanceAfter!: number;
   @Field({ description: 'Its budget stopped it above the aim: the next decision carries on' }) unfinished!: boolean;
   @Field(() => [PlannedKeyGroupMoveModel]) moves!: PlannedKeyGroupMoveModel[];
+  @Field(() => [PlannedKeySplitModel]) splits!: PlannedKeySplitModel[];
+  @Field(() => [PlannedFoldBackModel]) foldBacks!: PlannedFoldBackModel[];
   @Field(() => [DeclinedScalingActionModel]) declined!: DeclinedScalingActionModel[];
   @Field(() => [OverloadedSubtaskModel]) overloadedSubtasks!: OverloadedSubtaskModel[];
   @Field(() => [HotKeyModel]) hotKeys!: HotKeyModel[];
@@ -160,6 +181,8 @@ export class ScalingDecisionModel {
       imbalanceAfter: m.imbalanceAfter,
       unfinished: m.unfinished,
       moves: m.moves.map((x) => ({ ...x })),
+      splits: (m.splits ?? []).map((x) => ({ ...x, subtasks: [...x.subtasks], weights: [...x.weights] })),
+      foldBacks: (m.foldBacks ?? []).map((x) => ({ ...x, fromSubtasks: [...x.fromSubtasks] })),
       declined: m.declined.map((x) => ({ ...x })),
       overloadedSubtasks: m.detection.overloadedSubtasks.map((s) => ({ ...s, topKeyGroups: s.topKeyGroups.map((g) => g.keyGroup) })),
       hotKeys: m.detection.hotKeys.map((k) => ({ key: k.key, keyGroup: k.keyGroup, rate: k.rate, share: k.share, subtask: k.subtask })),
