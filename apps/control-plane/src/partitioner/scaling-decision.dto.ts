@@ -67,7 +67,7 @@ export class HotKeyDto {
 }
 
 export class DetectionDto {
-  @ApiProperty({ type: [OverloadedSubtaskDto], description: 'Subtasks above actAbove (1.1) × their fair load' }) overloadedSubtasks!: OverloadedSubtaskDto[];
+  @ApiProperty({ type: [OverloadedSubtaskDto], description: "Subtasks above the policy's actAbove (1.1 by default) × their fair load" }) overloadedSubtasks!: OverloadedSubtaskDto[];
   @ApiProperty({ type: [HotKeyDto], description: "Keys carrying at least half a subtask's fair load" }) hotKeys!: HotKeyDto[];
 }
 
@@ -105,7 +105,7 @@ export class ScalingDecisionDto {
     type: 'object',
     additionalProperties: true,
     description:
-      'Partitioner: the load model: keyGroupRates, capacities, heavyKeys, owners (the routing), stateBytes per key group (estimated from the latest checkpoint: each subtask’s state spread evenly over its key groups; 0 where unknown) and stateBytesSource, fromMs/toMs of the snapshots, subtasks. Autoscaler: operators (per keyed operator: recordsInPerSec, busyMsPerSec mean/max, trueRatePerSubtask, targetRatePerSec, utilization, parallelism needed), source (readRatePerSec, backlog, backlogGrowthPerSec, ingestRatePerSec, targetRatePerSec), slo (latency against its threshold, state, pressure), policy, stabilization, fleet (slotsNeeded, slotsFree), hold, fromMs/toMs',
+      'Partitioner: the load model: keyGroupRates, capacities, heavyKeys, owners (the routing), stateBytes per key group (estimated from the latest checkpoint: each subtask’s state spread evenly over its key groups; 0 where unknown) and stateBytesSource, fromMs/toMs of the snapshots, subtasks, policy (the deployment’s partitioner policy at the look: GET …/scaling-policy) and moveCost (budget, moveBudget, maxMovePauseMs, latestMove {moveId, keyGroups, worstPauseMs}, reason: the key groups the latest move’s measured pause leaves this look). Autoscaler: operators (per keyed operator: recordsInPerSec, busyMsPerSec mean/max, trueRatePerSubtask, targetRatePerSec, utilization, parallelism needed), source (readRatePerSec, backlog, backlogGrowthPerSec, ingestRatePerSec, targetRatePerSec), slo (latency against its threshold, state, pressure), policy, stabilization, fleet (slotsNeeded, slotsFree), hold, fromMs/toMs',
   })
   inputs!: Record<string, unknown>;
   @ApiProperty({ type: String, nullable: true, description: 'The key-group move carrying it out (mode auto): GET …/key-group-moves/{moveId}' }) moveId!: string | null;
