@@ -56,6 +56,11 @@ export interface SubtaskMetricsSnapshot extends SubtaskIdentity {
    * Empty when nothing is split. A restore starts with none, so this is what the run really does.
    */
   readonly keySplits?: readonly ReportedKeySplit[];
+  /**
+   * The subtask runs an event-time window operator: its key groups are not moved live between processes (a key
+   * group's records read behind the adopter's event time would be dropped as late; docs/partitioner.md).
+   */
+  readonly windows?: true;
 }
 
 export interface ReportedKeySplit {

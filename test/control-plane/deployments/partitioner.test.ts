@@ -52,7 +52,7 @@ function countsSnapshots(
     for (let kg = subtask * 16; kg < subtask * 16 + 16; kg++) keyGroupCounts[kg] = perKeyGroup(kg);
     const records = Object.values(keyGroupCounts).reduce((a, n) => a + n, 0);
     // Both subtasks process 4,000 records/s when busy all the time (equal capacities): busy time follows the load.
-    return snapshotOf(tenantId, deploymentId, { operatorId: 'counts', subtask, keyGroupCounts, recordsIn: records, recordsInPerSec: records, busyMsPerSec: records / 4, heavyKeys: heavyKeys.filter((k) => k.keyGroup >= subtask * 16 && k.keyGroup < subtask * 16 + 16), ...(keySplits ? { keySplits } : {}) });
+    return snapshotOf(tenantId, deploymentId, { operatorId: 'counts', subtask, keyGroupCounts, recordsIn: records, recordsInPerSec: records, busyMsPerSec: records / 4, heavyKeys: heavyKeys.filter((k) => k.keyGroup >= subtask * 16 && k.keyGroup < subtask * 16 + 16), ...(keySplits ? { keySplits, windows: true as const } : {}) });
   });
 }
 

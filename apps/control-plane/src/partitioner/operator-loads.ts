@@ -13,6 +13,8 @@ export interface OperatorLoad {
   readonly splittable: boolean;
   /** Its split keys in effect, as the engine has them (key groups as parts). */
   readonly splitTable: readonly ReportedKeySplit[];
+  /** An event-time window operator: its key groups are not moved (only its hot keys split, when splittable). */
+  readonly windows: boolean;
   /** Where `load.stateBytes` came from, in words. */
   readonly stateBytesSource: string;
   /** The snapshots' wall-clock span: earliest fromMs, latest toMs. */
@@ -63,7 +65,7 @@ export function keyedOperatorLoads(
       const state = stateBytesOf(operatorId, owners.length);
       const load = loadModelFromSnapshots(view.snapshots, layout, state ? { stateBytes: state.bytes } : {});
       const window = { fromMs: Math.min(...own.map((s) => s.fromMs)), toMs: Math.max(...own.map((s) => s.toMs)) };
-      const operator = { operatorId, layout, load, splittable: view.splittable, splitTable: view.table, stateBytesSource: state?.source ?? UNKNOWN_STATE_BYTES, ...window };
+      const operator = { operatorId, layout, load, splittable: view.splittable, splitTable: view.table, windows: own.some((s) => s.windows === true), stateBytesSource: state?.source ?? UNKNOWN_STATE_BYTES, ...window };
       results.push({ ok: true, operator });
     } catch (err) {
       if (!(err instanceof PartitionerInputError)) throw err;

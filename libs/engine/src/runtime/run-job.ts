@@ -223,10 +223,12 @@ class JobInstance implements RunningJob {
     for (const rt of this.stages.values()) {
       // A Kafka source subtask's backlog rides along: the autoscaler drains it (other subtasks report null).
       // A splittable window's subtasks say what this process splits (the control plane plans on what is in effect).
-      const splittable = rt.plan.root.kind === 'window' && rt.plan.root.phase === 'partials';
+      // and a window's that it is one (the partitioner does not move its key groups live).
+      const windows = rt.plan.root.kind === 'window';
+      const splittable = windows && rt.plan.root.kind === 'window' && rt.plan.root.phase === 'partials';
       for (const i of rt.local) {
         const snapshot = rt.metrics[i].snapshot(now, rt.subtasks[i].currentWatermark, rt.pumps[i]?.backlog?.() ?? null);
-        out.push(splittable ? { ...snapshot, keySplits: rt.splits.splits } : snapshot);
+        out.push(windows ? { ...snapshot, windows: true, ...(splittable ? { keySplits: rt.splits.splits } : {}) } : snapshot);
       }
     }
     return out;

@@ -43,6 +43,7 @@ export const metricsSnapshotSchema = z.object({
     )
     .readonly()
     .optional(),
+  windows: z.literal(true).optional(),
 });
 export type MetricsSnapshotMessage = z.infer<typeof metricsSnapshotSchema>;
 

@@ -226,4 +226,21 @@ describe('spilling beyond the in-memory limit', () => {
       [5, 1],
     ]);
   });
+  it('a key group adopted by a subtask whose event time is ahead fires its open windows there, once', async () => {
+    const fn = sumCount as WindowFunctionSpec<KeyValue, unknown, unknown>;
+    const { op } = await operator(100, fn);
+    await op.open();
+    await op.processBatch([record('a', 5, 3)]);
+    const images = await op.snapshotOwnedKeyGroups();
+    const kg = record('a', 0, 0).keyGroup;
+    // The adopter has read further: its watermark passed the window [0, 10) before the key group arrives.
+    const ahead = await operator(100, fn);
+    await ahead.op.open();
+    await ahead.op.advanceWatermark(25);
+    await ahead.op.adoptKeyGroup(kg, images.get(kg)!);
+    await ahead.op.advanceWatermark(30);
+    await ahead.op.advanceWatermark(Number.POSITIVE_INFINITY);
+    const results = ahead.out.map((r) => r.value as WindowResult<string, Totals>);
+    expect(results.map((r) => [r.key, r.start, r.result.count, r.result.sum])).toEqual([['a', 0, 1, 5]]);
+  });
 });

@@ -224,11 +224,33 @@ export class HeldWindows {
     for (let i = 0; i < spilled.length; i++) this.open.reload(spilled[i], this.host.backend.get<WindowEntry[]>(refs[i], now) ?? [], watermark);
   }
 
-  /** Loads one key group's windows from the backend (start, restore, adopt); beyond the limit they stay there. */
+  /**
+   * Loads one key group's windows from the backend (start, restore, adopt); beyond the limit they stay there. A key
+   * group adopted from another subtask may bring windows this subtask's event time has passed already (its input was
+   * ahead of the old owner's): without allowed lateness a window in state has not fired (it fires and is purged in
+   * one step), so those fire here and now, once, and are dropped at the next advance.
+   */
   async load(keyGroup: number): Promise<void> {
     const { open, host } = this;
-    for await (const [keyBytes, windows] of host.backend.entries<WindowEntry[]>(keyGroup, host.namespace, host.now())) {
-      open.load(new BackedKey(decodeKey(keyBytes), keyGroup, keyBytes), windows, open.heldCount < host.maxHeld, host.watermark());
+    const watermark = host.watermark();
+    const now = host.now();
+    for await (const [keyBytes, windows] of host.backend.entries<WindowEntry[]>(keyGroup, host.namespace, now)) {
+      const backed = new BackedKey(decodeKey(keyBytes), keyGroup, keyBytes);
+      if (host.lateness === 0) {
+        for (const w of windows) if (w.e - 1 <= watermark) this.emitLoaded(backed.key, w, now);
+      }
+      open.load(backed, windows, open.heldCount < host.maxHeld, watermark);
+    }
+  }
+
+  private emitLoaded(key: KeyValue, w: WindowEntry, now: number): void {
+    const host = this.host;
+    const window = { start: w.s, end: w.e };
+    try {
+      if (host.fn.emitSingle) host.emit(host.fn.emitSingle(key, window, w.a), w.e - 1, now);
+      else for (const value of host.fn.emit(key, window, w.a)) host.emit(value, w.e - 1, now);
+    } catch (err) {
+      host.deadLetter({ timer: w.e - 1, domain: 'event', key }, w.e - 1, err);
     }
   }
 

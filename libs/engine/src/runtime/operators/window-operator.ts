@@ -107,7 +107,9 @@ class SessionWindows implements KeyedLogic {
       load: async (keyGroup: number) => {
         for await (const [keyBytes, windows] of env.backend.entries<WindowEntry[]>(keyGroup, namespace, env.clock.now())) {
           for (const w of windows) {
-            if (w.e - 1 > scope.watermark) timers.arm('event', w.e - 1, keyGroup, keyBytes);
+            // A window this subtask's event time has passed already (adopted from a subtask whose input was behind)
+            // fires at its next advance; without lateness one in state has not fired yet.
+            if (w.e - 1 > scope.watermark || lateness === 0) timers.arm('event', w.e - 1, keyGroup, keyBytes);
             if (lateness > 0) timers.arm('event', w.e - 1 + lateness, keyGroup, keyBytes);
           }
         }
