@@ -237,6 +237,10 @@ async function move(message: MoveMessage): Promise<void> {
   if (!running || !leader || !moveLeader) {
     return send({ type: 'move-failed', moveId: message.moveId, message: running ? 'only process 0 of a run moves key groups' : 'the job is not running yet' });
   }
+  // Refused before anything moves: the run goes on as it was.
+  if (spreadOver > 1 && running.shape().some((s) => s.id === message.operatorId && s.windows)) {
+    return send({ type: 'move-failed', moveId: message.moveId, message: `"${message.operatorId}" is an event-time window: its key groups do not move live between processes yet (a moved key group's records behind the adopter's event time would be dropped as late)` });
+  }
   const startedAt = Date.now();
   try {
     if (spreadOver === 1) {

@@ -57,6 +57,7 @@ describe('planRescale', () => {
     ['fewer processes than a source runs subtasks', [source(4), keyed('totals', 4)], { fromProcesses: 4, toProcesses: 2, parallelism: { totals: 2 } }, /source "in" runs 4 subtasks/],
     ['a source wider than the processes', [partitioned(4, 8), keyed('totals', 4)], { fromProcesses: 4, toProcesses: 2, parallelism: { totals: 2 } }, /source "in" would run 4 subtasks/],
     ['a keyed stage broadcasting to another', [source(2), keyed('totals', 2, [], ['more']), keyed('more', 2)], { fromProcesses: 2, toProcesses: 4, parallelism: { totals: 4, more: 4 } }, /broadcasts to "more"/],
+    ['an event-time window', [source(2), { ...keyed('counts', 2), windows: true as const }], { fromProcesses: 2, toProcesses: 4, parallelism: { counts: 4 } }, /"counts" is an event-time window/],
     ['a stage not spanning the processes', [source(2), keyed('totals', 2), keyed('other', 1)], { fromProcesses: 2, toProcesses: 4, parallelism: { totals: 4, other: 2 } }, /"other" would go from 1 to 2/],
     ['an operator the job lacks', [source(2), keyed('totals', 2)], { fromProcesses: 2, toProcesses: 4, parallelism: { nope: 4 } }, /no operator "nope"/],
     ['more processes and nothing to run in them', [source(2), keyed('totals', 2)], { fromProcesses: 2, toProcesses: 4, parallelism: {} }, /no use for 4 processes/],

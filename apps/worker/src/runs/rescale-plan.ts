@@ -72,6 +72,11 @@ export function planRescale(stages: readonly StageShape[], ownersOf: (stageId: s
         `"${stage.id}" would go from ${stage.parallelism} to ${wanted} subtasks while the run goes from ${fromProcesses} to ${toProcesses} processes; live, a keyed operator changes only with the run's process count (one subtask per process)`,
       );
     }
+    if (stage.windows) {
+      throw new RescaleRefusedError(
+        `"${stage.id}" is an event-time window: its key groups do not move live between processes yet (a moved key group's records behind the adopter's event time would be dropped as late)`,
+      );
+    }
     if (stage.broadcastFeeds.length > 0) {
       throw new RescaleRefusedError(
         `"${stage.id}" broadcasts to ${stage.broadcastFeeds.map((f) => `"${f}"`).join(', ')}: a broadcast input's channels do not change while the run runs`,

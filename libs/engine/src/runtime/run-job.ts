@@ -277,6 +277,7 @@ class JobInstance implements RunningJob {
         operatorIds,
         feeds: [...feeds],
         broadcastFeeds: [...broadcastFeeds],
+        ...(stage.root.kind === 'window' ? { windows: true as const } : {}),
         ...(stage.root.kind === 'window' && stage.root.phase === 'partials' ? { splittable: true as const } : {}),
       };
       return sourceRescalesLive(this.plan, stage) ? { ...shape, partitions: this.partitions.get(stage.id)! } : shape;

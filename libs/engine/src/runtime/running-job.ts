@@ -109,6 +109,11 @@ export interface StageShape {
   readonly partitions?: number;
   /** A splittable window's first operator: its hot keys may be split (RunningJob.splitKeys). */
   readonly splittable?: true;
+  /**
+   * An event-time window operator: its key groups do not move live between processes yet (an adopter ahead in event
+   * time would drop the moved key group's records read behind it as late).
+   */
+  readonly windows?: true;
 }
 
 export class JobRunError extends Error {
