@@ -1,34 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import type { SubtaskMetricsSnapshot } from '@weir/metrics';
+import { snapshotOf } from '../../../../libs/metrics/src/test-support/snapshot';
 import { plannerView, tableAfter } from './split-tables';
 
 /** 8 key groups over 2 subtasks: 0–3 on subtask 0, 4–7 on subtask 1. */
 const owners = [0, 0, 0, 0, 1, 1, 1, 1];
 
 function snapshot(subtask: number, keyGroupCounts: Record<number, number>, heavyKeys: SubtaskMetricsSnapshot['heavyKeys'], keySplits?: SubtaskMetricsSnapshot['keySplits']): SubtaskMetricsSnapshot {
-  return {
-    tenantId: 't',
-    jobId: 'j',
-    operatorId: 'w',
-    subtask,
-    fromMs: 0,
-    toMs: 1000,
-    recordsIn: 0,
-    recordsOut: 0,
-    recordsInPerSec: 0,
-    recordsOutPerSec: 0,
-    busyMsPerSec: 0,
-    backpressuredMsPerSec: 0,
-    idleMsPerSec: 0,
-    eventTimeLatency: '',
-    processingLatency: '',
-    keyGroupCounts,
-    heavyKeys,
-    watermarkLagMs: null,
-    deadLettered: 0,
-    sourceBacklog: null,
-    ...(keySplits ? { keySplits } : {}),
-  };
+  return snapshotOf({ subtask, keyGroupCounts, heavyKeys, ...(keySplits ? { keySplits } : {}) });
 }
 
 describe('plannerView', () => {

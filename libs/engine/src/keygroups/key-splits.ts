@@ -10,22 +10,19 @@
  * read for a key group without a split key, no allocation, no await.
  */
 import { fillWeightedSlots, SLOTS, slotOf } from './weighted-slots';
+import type { ReportedKeySplit } from '@weir/metrics';
 import type { KeyValue } from './key-serde';
 
 export class KeySplitError extends Error {
   override readonly name = 'KeySplitError';
 }
 
-/** One split key: `weights[i]` of its records go to key group `parts[i]`. */
-export interface KeySplit {
-  /** The key as the heavy-key sketch names it: String(key). */
-  readonly key: string;
-  /** The key's own key group (keyGroupOfKey). */
-  readonly keyGroup: number;
-  readonly parts: readonly number[];
-  /** Non-negative, one per part, summing to 1. */
-  readonly weights: readonly number[];
-}
+/**
+ * One split key: `weights[i]` of its records go to key group `parts[i]`; the key as the heavy-key sketch names it
+ * (String(key)) and its own key group (keyGroupOfKey). The shape subtasks report it in (libs/metrics), so a table
+ * goes from the engine to the control plane and back as it is.
+ */
+export type KeySplit = ReportedKeySplit;
 
 export class KeySplits {
   static readonly NONE = new KeySplits([], new Int32Array(0), new Int32Array(0), [], new Float64Array(0), new Uint16Array(0));
