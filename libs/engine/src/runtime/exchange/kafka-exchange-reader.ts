@@ -181,6 +181,8 @@ export class KafkaExchangePump implements SourcePump {
    */
   release<T>(keyGroup: number, handOver: (standing: ReaderStanding) => Promise<T>): Promise<{ offset: string; handedOver: Promise<T> }> {
     return this.change(async () => {
+      // A partition this reader does not read has no position here: its new owner would read it from the start.
+      if (!this.partitions.has(keyGroup)) throw new ExchangeError(`this reader does not read key group ${keyGroup}'s partition of ${this.topic}: it cannot release it`);
       // A broadcast still being aligned that this partition delivered is read again by the new owner, which may not
       // have applied it; what this partition delivered after it is held, never handed on.
       const held = min(

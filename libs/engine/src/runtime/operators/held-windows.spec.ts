@@ -243,4 +243,12 @@ describe('spilling beyond the in-memory limit', () => {
     const results = ahead.out.map((r) => r.value as WindowResult<string, Totals>);
     expect(results.map((r) => [r.key, r.start, r.result.count, r.result.sum])).toEqual([['a', 0, 1, 5]]);
   });
+  it('refuses to hand over a key group it does not own (an empty image would restart it from nothing)', async () => {
+    const { op } = await operator(100, sumCount as WindowFunctionSpec<KeyValue, unknown, unknown>);
+    await op.open();
+    const kg = record('a', 0, 0).keyGroup;
+    await op.processBatch([record('a', 5, 3)]);
+    expect((await op.releaseKeyGroup(kg)).byteLength).toBeGreaterThan(0);
+    await expect(op.releaseKeyGroup(kg)).rejects.toThrow(`does not own key group ${kg}`);
+  });
 });

@@ -10,6 +10,7 @@ import { type KeyedRecord, MIN_WATERMARK, type StreamRecord } from '../records';
 import { TimerStore } from '../timers';
 import type { HeldState, KeyedLogic, KeyedLogicSpec, KeyedScope } from './keyed-logic';
 import { KeyedOutputs } from './keyed-outputs';
+import { JobRunError } from '../running-job';
 
 const FLUSH_INTERVAL_MS = 200;
 /** Marks "no serialised key bound" (setCurrentKeyOnly): an address built from it would be a bug, and visibly empty. */
@@ -165,6 +166,10 @@ export class KeyedOperator implements KeyedStreamOperator {
 
   /** Hand-over out: flushed image of one key group's state (timers included); the key group leaves this subtask. */
   async releaseKeyGroup(keyGroup: number): Promise<Uint8Array> {
+    // Releasing a key group held elsewhere would hand over an empty image: its new owner would start it from nothing.
+    if (!this.env.ownedKeyGroups.has(keyGroup)) {
+      throw new JobRunError(`subtask ${this.env.subtask} of "${this.env.operatorId}" does not own key group ${keyGroup}: it cannot hand it over`);
+    }
     await this.persistState();
     await this.env.backend.flush();
     const image = await this.env.backend.snapshotKeyGroup(keyGroup);
