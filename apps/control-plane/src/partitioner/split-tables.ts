@@ -28,11 +28,11 @@ export function plannerView(snapshots: readonly SubtaskMetricsSnapshot[], owners
   const table = reported[0] ?? [];
   if (table.length === 0) return { ok: true, splittable: true, table, snapshots: [...snapshots], splits: [] };
   const hostOf = new Map<string, number>();
-  for (const split of table) for (const part of split.parts) if (part !== split.keyGroup) hostOf.set(`${part}\u0000${split.key}`, split.keyGroup);
+  for (const split of table) for (const part of split.parts) if (part !== split.keyGroup) hostOf.set(splitId({ key: split.key, keyGroup: part }), split.keyGroup);
   const rewritten = snapshots.map((s) => {
     const counts: Record<string, number> = { ...s.keyGroupCounts };
     const heavyKeys = s.heavyKeys.map((h) => {
-      const own = hostOf.get(`${h.keyGroup}\u0000${h.key}`);
+      const own = hostOf.get(splitId(h));
       if (own === undefined) return h;
       const moved = Math.min(h.count, counts[h.keyGroup] ?? 0);
       counts[h.keyGroup] = (counts[h.keyGroup] ?? 0) - moved;

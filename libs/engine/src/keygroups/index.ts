@@ -13,4 +13,4 @@ export { encodeKey, decodeKey, keyId, InvalidKeyError, type KeyValue } from './k
 export { RoutingTable, RoutingError } from './routing-table';
 export { evenShareMoves, type PlannedMove } from './even-shares';
 export { KeySplits, KeySplitError, type KeySplit } from './key-splits';
-export { fillWeightedSlots, slotOf, SLOTS } from './weighted-slots';
+export { SplitKeyTable, type WeightedSplit } from './split-key-table';

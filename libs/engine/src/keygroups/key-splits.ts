@@ -6,10 +6,10 @@
  * Where a record lands therefore never changes a result, only who does the work: a table may change at any moment,
  * differ between processes for a while, or be lost in a restore.
  *
- * Built once per change, consulted per record on the keyBy path: one boolean when nothing is split, one typed-array
- * read for a key group without a split key, no allocation, no await.
+ * Built once per change, consulted per record on the keyBy path: one boolean when nothing is split, then the shared
+ * SplitKeyTable (one typed-array read for a key group without a split key, no allocation, no await).
  */
-import { fillWeightedSlots, SLOTS, slotOf } from './weighted-slots';
+import { SplitKeyTable } from './split-key-table';
 import type { ReportedKeySplit } from '@weir/metrics';
 import type { KeyValue } from './key-serde';
 
@@ -25,37 +25,19 @@ export class KeySplitError extends Error {
 export type KeySplit = ReportedKeySplit;
 
 export class KeySplits {
-  static readonly NONE = new KeySplits([], new Int32Array(0), new Int32Array(0), [], new Float64Array(0), new Uint16Array(0));
+  static readonly NONE = new KeySplits([], SplitKeyTable.of([], 0));
 
   private constructor(
     readonly splits: readonly KeySplit[],
-    /** key group → index of its first split key, or -1. */
-    private readonly firstSplit: Int32Array,
-    private readonly splitsInGroup: Int32Array,
-    private readonly keyText: readonly string[],
-    /** The split key as a number, for records whose key is a number; NaN otherwise. */
-    private readonly keyNumber: Float64Array,
-    /** SLOTS key groups per split key, each appearing in proportion to its weight. */
-    private readonly slots: Uint16Array,
+    private readonly table: SplitKeyTable,
   ) {}
 
   /** Throws KeySplitError naming what is wrong with the first bad split. */
   static of(splits: readonly KeySplit[], maxParallelism: number): KeySplits {
     if (splits.length === 0) return KeySplits.NONE;
     checkSplits(splits, maxParallelism);
-    const sorted = [...splits].sort((a, b) => a.keyGroup - b.keyGroup || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
-    const firstSplit = new Int32Array(maxParallelism).fill(-1);
-    const splitsInGroup = new Int32Array(maxParallelism);
-    const keyNumber = new Float64Array(sorted.length);
-    const slots = new Uint16Array(sorted.length * SLOTS);
-    sorted.forEach((split, i) => {
-      if (firstSplit[split.keyGroup] === -1) firstSplit[split.keyGroup] = i;
-      splitsInGroup[split.keyGroup]++;
-      const asNumber = Number(split.key);
-      keyNumber[i] = split.key !== '' && String(asNumber) === split.key ? asNumber : NaN;
-      fillWeightedSlots(slots.subarray(i * SLOTS, (i + 1) * SLOTS), split.parts, split.weights);
-    });
-    return new KeySplits(sorted, firstSplit, splitsInGroup, sorted.map((s) => s.key), keyNumber, slots);
+    const table = SplitKeyTable.of(splits.map((s) => ({ key: s.key, keyGroup: s.keyGroup, targets: s.parts, weights: s.weights })), maxParallelism);
+    return new KeySplits(splits, table);
   }
 
   get isEmpty(): boolean {
@@ -64,13 +46,8 @@ export class KeySplits {
 
   /** The key group a record of `key` (whose own key group is `keyGroup`) goes to; `sequence` any integer stable for it. */
   route(key: KeyValue, keyGroup: number, sequence: number): number {
-    const first = this.firstSplit[keyGroup];
-    if (first === undefined || first < 0) return keyGroup;
-    const end = first + this.splitsInGroup[keyGroup];
-    for (let i = first; i < end; i++) {
-      if (typeof key === 'string' ? key === this.keyText[i] : key === this.keyNumber[i]) return this.slots[i * SLOTS + slotOf(sequence)];
-    }
-    return keyGroup;
+    const part = this.table.pick(key, keyGroup, sequence);
+    return part < 0 ? keyGroup : part;
   }
 }
 

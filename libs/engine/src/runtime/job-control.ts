@@ -9,7 +9,7 @@ import type { ExactlyOnceKafkaSinkWriter } from './connectors/exactly-once-sink'
 import type { KeyGroupMove } from './exchange/exchange';
 import { inBand } from './in-band';
 import { adoptFromProcess, KafkaKeyGroupMoves, type KeyGroupHandover, moveInMemory, releaseToProcess, routedTo } from './key-group-moves';
-import { type JobPlan, sourceRescalesLive } from './plan';
+import { isSplittable, type JobPlan, sourceRescalesLive } from './plan';
 import { type CheckpointSnapshot, JobRunError } from './running-job';
 import { adoptSourcePartition, releaseSourcePartition, resizeSource } from './source-partition-moves';
 import type { PartitionHandover } from './connectors/sources';
@@ -91,8 +91,7 @@ export class JobControl {
    */
   splitKeys(operatorId: string, splits: readonly KeySplit[]): void {
     const rt = this.keyedStage(operatorId);
-    const root = rt.plan.root;
-    if (root.kind !== 'window' || root.phase !== 'partials') {
+    if (!isSplittable(rt.plan)) {
       throw new JobRunError(`"${operatorId}" is not a splittable window: only a window declared with { splittable: true } merges a split key's partials`);
     }
     rt.splits = KeySplits.of(splits, rt.routing!.maxParallelism);

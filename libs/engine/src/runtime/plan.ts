@@ -71,6 +71,11 @@ function inputsOf(n: NodeSpec): string[] {
   return [n.input];
 }
 
+/** A splittable window's first operator (WindowOptions.splittable): the one stage whose hot keys may be split. */
+export function isSplittable(stage: StagePlan): boolean {
+  return stage.root.kind === 'window' && stage.root.phase === 'partials';
+}
+
 /**
  * A Kafka source whose every output goes through a keyBy can change its number of subtasks while the job runs (a
  * live rescale): its partitions move between subtasks between two checkpoints, and every keyed subtask it feeds

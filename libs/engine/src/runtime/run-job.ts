@@ -20,7 +20,7 @@ import { JobAssembly } from './job-assembly';
 import { JobControl } from './job-control';
 import { type JobMemoryIo, MEMORY_IO } from './memory-io';
 import type { KeyGroupHandover } from './key-group-moves';
-import { type JobPlan, planJob, type SourceNode, sourceRescalesLive } from './plan';
+import { isSplittable, type JobPlan, planJob, type SourceNode, sourceRescalesLive } from './plan';
 import { type Clock, systemClock } from './ports';
 import { InFlight, InputQueue } from './queue';
 import { type CheckpointSnapshot, JobRunError, type RunJobOptions, type RunningJob, type StageShape } from './running-job';
@@ -225,7 +225,7 @@ class JobInstance implements RunningJob {
       // A splittable window's subtasks say what this process splits (the control plane plans on what is in effect).
       // and a window's that it is one (the partitioner does not move its key groups live).
       const windows = rt.plan.root.kind === 'window';
-      const splittable = windows && rt.plan.root.kind === 'window' && rt.plan.root.phase === 'partials';
+      const splittable = isSplittable(rt.plan);
       for (const i of rt.local) {
         const snapshot = rt.metrics[i].snapshot(now, rt.subtasks[i].currentWatermark, rt.pumps[i]?.backlog?.() ?? null);
         out.push(windows ? { ...snapshot, windows: true, ...(splittable ? { keySplits: rt.splits.splits } : {}) } : snapshot);
@@ -278,7 +278,7 @@ class JobInstance implements RunningJob {
         feeds: [...feeds],
         broadcastFeeds: [...broadcastFeeds],
         ...(stage.root.kind === 'window' ? { windows: true as const } : {}),
-        ...(stage.root.kind === 'window' && stage.root.phase === 'partials' ? { splittable: true as const } : {}),
+        ...(isSplittable(stage) ? { splittable: true as const } : {}),
       };
       return sourceRescalesLive(this.plan, stage) ? { ...shape, partitions: this.partitions.get(stage.id)! } : shape;
     });

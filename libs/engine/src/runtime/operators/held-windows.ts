@@ -110,7 +110,7 @@ export class HeldWindows {
     // In-place accumulators return the one they were given: no second map write.
     if (next !== a) cells!.set(key, next);
     // Late but within the allowed lateness: the window fired already, so it fires again at once.
-    if (end - 1 <= watermark) this.emitWindow(slot, key, next, undefined);
+    if (end - 1 <= watermark) this.emitWindow(slot.window, key, next, undefined);
     return true;
   }
 
@@ -133,7 +133,7 @@ export class HeldWindows {
         // One array of the keys, then get(): iterating the map across awaits costs an object per window fired.
         const keys = Array.from(cells.keys());
         for (let i = 0; i < keys.length; i++) {
-          this.emitWindow(slot, keys[i], cells.get(keys[i]), now);
+          this.emitWindow(slot.window, keys[i], cells.get(keys[i]), now);
           if (++fired % FIRING_CHUNK === 0) await this.host.handOver();
         }
       }
@@ -141,15 +141,15 @@ export class HeldWindows {
     for (const slot of expired) this.purge(slot);
   }
 
-  private emitWindow(slot: EndSlot, key: KeyValue, a: unknown, ingestMs: number | undefined): void {
+  private emitWindow(window: TimeWindow, key: KeyValue, a: unknown, ingestMs: number | undefined): void {
     const host = this.host;
     try {
-      if (host.fn.emitSingle) host.emit(host.fn.emitSingle(key, slot.window, a), slot.end - 1, ingestMs);
-      else for (const value of host.fn.emit(key, slot.window, a)) host.emit(value, slot.end - 1, ingestMs);
+      if (host.fn.emitSingle) host.emit(host.fn.emitSingle(key, window, a), window.end - 1, ingestMs);
+      else for (const value of host.fn.emit(key, window, a)) host.emit(value, window.end - 1, ingestMs);
     } catch (err) {
       // A late re-firing throws into the record's own dead letter (the caller catches); a watermark firing here.
       if (ingestMs === undefined) throw err;
-      host.deadLetter({ timer: slot.end - 1, domain: 'event', key }, slot.end - 1, err);
+      host.deadLetter({ timer: window.end - 1, domain: 'event', key }, window.end - 1, err);
     }
   }
 
@@ -237,22 +237,12 @@ export class HeldWindows {
     for await (const [keyBytes, windows] of host.backend.entries<WindowEntry[]>(keyGroup, host.namespace, now)) {
       const backed = new BackedKey(decodeKey(keyBytes), keyGroup, keyBytes);
       if (host.lateness === 0) {
-        for (const w of windows) if (w.e - 1 <= watermark) this.emitLoaded(backed.key, w, now);
+        for (const w of windows) if (w.e - 1 <= watermark) this.emitWindow({ start: w.s, end: w.e }, backed.key, w.a, now);
       }
       open.load(backed, windows, open.heldCount < host.maxHeld, watermark);
     }
   }
 
-  private emitLoaded(key: KeyValue, w: WindowEntry, now: number): void {
-    const host = this.host;
-    const window = { start: w.s, end: w.e };
-    try {
-      if (host.fn.emitSingle) host.emit(host.fn.emitSingle(key, window, w.a), w.e - 1, now);
-      else for (const value of host.fn.emit(key, window, w.a)) host.emit(value, w.e - 1, now);
-    } catch (err) {
-      host.deadLetter({ timer: w.e - 1, domain: 'event', key }, w.e - 1, err);
-    }
-  }
 
   /** Forgets a key group (it left, or is about to be replaced by a restore). */
   forgetKeyGroup(keyGroup: number): void {
