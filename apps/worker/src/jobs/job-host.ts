@@ -26,7 +26,7 @@ import { PartitionMover, PartitionMoveLeader } from '../runs/partition-mover';
 import { LocalRunControl, type RunControlChannel } from '../runs/run-control';
 import { localSubtasks, ownsSinkEpoch } from '../runs/process-layout';
 import { RescaleLeader } from '../runs/rescale-leader';
-import { RescaleRefusedError } from '../runs/rescale-plan';
+import { RescaleRefusedError, windowsStayPut } from '../runs/rescale-plan';
 import type { FromJobHost, MoveMessage, RescaleMessage, SplitKeysMessage, StartJobMessage, ToJobHost } from './ipc';
 import { assertTopicsInNamespace } from './topic-namespace';
 
@@ -239,7 +239,7 @@ async function move(message: MoveMessage): Promise<void> {
   }
   // Refused before anything moves: the run goes on as it was.
   if (spreadOver > 1 && running.shape().some((s) => s.id === message.operatorId && s.windows)) {
-    return send({ type: 'move-failed', moveId: message.moveId, message: `"${message.operatorId}" is an event-time window: its key groups do not move live between processes yet (a moved key group's records behind the adopter's event time would be dropped as late)` });
+    return send({ type: 'move-failed', moveId: message.moveId, message: windowsStayPut(message.operatorId) });
   }
   const startedAt = Date.now();
   try {

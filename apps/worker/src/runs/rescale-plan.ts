@@ -37,6 +37,11 @@ export interface RescalePlan {
  * processes there are. A keyed stage that changes may feed another through a keyBy (the receivers align over as many
  * channels as its barriers say it has), not through a broadcast; a source changes where all it feeds is keyBy edges.
  */
+/** Why an event-time window's key groups do not move between processes (a live move or rescale is refused). */
+export function windowsStayPut(operatorId: string): string {
+  return `"${operatorId}" is an event-time window: its key groups do not move live between processes yet (a moved key group's records behind the adopter's event time would be dropped as late)`;
+}
+
 export function planRescale(stages: readonly StageShape[], ownersOf: (stageId: string) => readonly number[], request: RescaleRequest): RescalePlan {
   const { fromProcesses, toProcesses } = request;
   if (fromProcesses < 2) {
@@ -72,11 +77,7 @@ export function planRescale(stages: readonly StageShape[], ownersOf: (stageId: s
         `"${stage.id}" would go from ${stage.parallelism} to ${wanted} subtasks while the run goes from ${fromProcesses} to ${toProcesses} processes; live, a keyed operator changes only with the run's process count (one subtask per process)`,
       );
     }
-    if (stage.windows) {
-      throw new RescaleRefusedError(
-        `"${stage.id}" is an event-time window: its key groups do not move live between processes yet (a moved key group's records behind the adopter's event time would be dropped as late)`,
-      );
-    }
+    if (stage.windows) throw new RescaleRefusedError(windowsStayPut(stage.id));
     if (stage.broadcastFeeds.length > 0) {
       throw new RescaleRefusedError(
         `"${stage.id}" broadcasts to ${stage.broadcastFeeds.map((f) => `"${f}"`).join(', ')}: a broadcast input's channels do not change while the run runs`,
