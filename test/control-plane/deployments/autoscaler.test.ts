@@ -179,6 +179,8 @@ describe('the autoscaler controller', { timeout: 180_000 }, () => {
         return d.rescale && d.rescale.toProcesses === 3 ? d : undefined;
       });
       expect(rescaling.rescale).toMatchObject({ fromProcesses: 2, toProcesses: 3, toParallelism: { operators: { counts: 3, words: 1 } } });
+      // The deployment shows the rescale once it is recorded; the command reaches process 0 just after.
+      await eventually('the rescale at process 0', async () => (rescales.length > 0 ? true : undefined));
       expect(rescales.map((c) => c.parallelism.counts)).toEqual([3]);
       release();
       const done = await eventually('the rescale DONE', async () => {
@@ -299,8 +301,9 @@ describe('the autoscaler controller', { timeout: 180_000 }, () => {
 
   it('another tenant reads none of the decisions, over REST or through row-level security', async () => {
     const auto = (await f.client.get('/v1/deployments')).body.items.find((d: { name: string }) => d.name === `auto-${f.run}`) as { id: string };
+    // The auto case's decisions (two when it passed; at least its first even when it did not).
     const ours = await autoscalerDecisions(auto.id);
-    expect(ours.length).toBe(2);
+    expect(ours.length).toBeGreaterThan(0);
     const other = await createTestTenant(f.config);
     try {
       const theirs = api(() => f.cp.url, other.readKey);
@@ -311,7 +314,7 @@ describe('the autoscaler controller', { timeout: 180_000 }, () => {
         const count = (tenantId: string) =>
           withTenant(pool, tenantId, async (client) => (await client.query<{ n: number }>("SELECT count(*)::int AS n FROM deployment_scaling_decisions WHERE deployment_id = $1 AND source = 'autoscaler'", [auto.id])).rows[0].n);
         expect(await count(other.tenantId)).toBe(0);
-        expect(await count(f.tenant.tenantId)).toBe(2);
+        expect(await count(f.tenant.tenantId)).toBe(ours.length);
       } finally {
         await pool.end();
       }
