@@ -37,6 +37,8 @@ export default defineConfig({
           testTimeout: 60_000,
           hookTimeout: 120_000,
           globalSetup: ['test/support/global-setup.ts'],
+          // Dozens of workers start on 2 cores: no spare job hosts loading beside them (one test turns them on).
+          env: { WEIR_WORKER_WARM_JOB_HOSTS: '0' },
         },
       },
     ],

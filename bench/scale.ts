@@ -1,5 +1,5 @@
 /**
- * npm run bench -- scale [--records N] [--pairs P] [--cap R] [--rescale-rate R] [--skip cpu,capped,eos,rescale]
+ * npm run bench -- scale [--records N] [--pairs P] [--cap R] [--rescale-rate R] [--warm-hosts 0|1] [--skip cpu,capped,eos,rescale]
  *
  * A deployment's parallelism across job host processes, through the code a worker runs (real job hosts, Kafka
  * exchange between them, the run's checkpoints led by process 0), against the same job in one process, same run:
@@ -28,6 +28,7 @@ import { buildBundle } from '@weir/bundle';
 import { deadLetterTopic, exchangeTopic, runControlTopic, sinkCommitsTopic, tenantTopicPrefix } from '@weir/engine';
 import { createKafkaConnector, type KafkaConnector, type ProducedRecord } from '@weir/kafka';
 import type { JobCheckpointing, StartJobMessage } from '../apps/worker/src/jobs/ipc';
+import { WarmJobHosts } from '../apps/worker/src/jobs/job-host-forks';
 import type { JobProcess } from '../apps/worker/src/jobs/job-process';
 import { removeJobData, startJobHost, tempDir } from '../test/chaos/support';
 import { argument } from './_arguments';
@@ -42,6 +43,8 @@ const RESCALE_RATE = Number(argument('rescale-rate', '1500'));
  * completes, so its latency shows the checkpoint interval (eos_p99_ms) and hides what a rescale itself costs.
  */
 const RESCALE_DELIVERY = argument('rescale-delivery', 'at-least-once') as JobCheckpointing['delivery'];
+/** Warm spares per worker (WEIR_WORKER_WARM_JOB_HOSTS); 0 measures the cold start. */
+const WARM_HOSTS = Number(argument('warm-hosts', '1'));
 const SKIP = new Set(argument('skip', '').split(',').filter(Boolean));
 const PARTITIONS = 8;
 /** Iterations of the CPU-bound job's loop per record: ~0.15 ms of user code here, far more than its I/O. */
@@ -116,25 +119,39 @@ async function newJob(name: string, work: number, input?: string): Promise<Job> 
 }
 
 /** Run `runNo` of a job in `count` processes (process i runs subtask i of every stage). */
+/**
+ * Spares forked ahead, as a worker keeps WEIR_WORKER_WARM_JOB_HOSTS of them (`--warm-hosts 0`: cold forks, as before
+ * warm job hosts); never refilled here, and killed at the end.
+ */
+function warmHosts(processes: number): WarmJobHosts {
+  const warm = new WarmJobHosts({ spares: WARM_HOSTS > 0 ? processes : 0, refillDelayMs: 3_600_000 });
+  cleanups.push(async () => warm.close());
+  return warm;
+}
+
 function startRun(
   job: Job,
   runNo: number,
   count: number,
   extra: Partial<Omit<StartJobMessage, 'type'>> = {},
+  warm?: WarmJobHosts,
 ): Promise<JobProcess[]> {
   const hosts = Array.from({ length: count }, (_, index) => {
-    const host = startJobHost({
-      tenantId,
-      jobId: job.jobId,
-      bundlePath: job.bundlePath,
-      parallelism: { in: count, count },
-      maxParallelism: MAX_PARALLELISM,
-      stateDir: join(dir, `${job.jobId}-${runNo}-p${index}`),
-      deadLetterTopic: deadLetterTopic(tenantId, job.jobId),
-      runNo,
-      ...(count > 1 ? { process: { index, count }, subtasks: { in: [index], 'by-key': [index], count: [index], out: [index] } } : {}),
-      ...extra,
-    });
+    const host = startJobHost(
+      {
+        tenantId,
+        jobId: job.jobId,
+        bundlePath: job.bundlePath,
+        parallelism: { in: count, count },
+        maxParallelism: MAX_PARALLELISM,
+        stateDir: join(dir, `${job.jobId}-${runNo}-p${index}`),
+        deadLetterTopic: deadLetterTopic(tenantId, job.jobId),
+        runNo,
+        ...(count > 1 ? { process: { index, count }, subtasks: { in: [index], 'by-key': [index], count: [index], out: [index] } } : {}),
+        ...extra,
+      },
+      warm?.take(),
+    );
     cleanups.push(async () => host.kill());
     return host;
   });
@@ -334,6 +351,8 @@ async function eosOverThree(rate: number): Promise<{ checkpoint_p99_ms: number; 
 /** 2 → 4 processes by stop-with-savepoint and restore, at a fixed rate: the worst latency around it. */
 async function rescaleByRestart(rate: number): Promise<{ rescale_restart_max_ms: number; rescale_restart_s: number }> {
   const job = await newJob('rescale', 0);
+  // Each of the restarted run's 4 processes stands for a worker with its warm spare, as the live case's joiners do.
+  const warm = warmHosts(4);
   let hosts = await startRun(job, 1, 2, { checkpointing: RESCALE_CHECKPOINTS });
   const latency = build();
   let measuring: Histogram | null = null;
@@ -345,7 +364,7 @@ async function rescaleByRestart(rate: number): Promise<{ rescale_restart_max_ms:
   const startedAt = Date.now();
   const location = await hosts[0].stopWithSavepoint(`rescale-${run}`);
   await Promise.all(hosts.map((h) => h.exited));
-  hosts = await startRun(job, 2, 4, { checkpointing: RESCALE_CHECKPOINTS, restoreFrom: { snapshotId: `rescale-${run}`, location } });
+  hosts = await startRun(job, 2, 4, { checkpointing: RESCALE_CHECKPOINTS, restoreFrom: { snapshotId: `rescale-${run}`, location } }, warm);
   const rescaleS = (Date.now() - startedAt) / 1000;
   await new Promise((r) => setTimeout(r, 8_000));
   measuring = null;
@@ -358,6 +377,8 @@ async function rescaleByRestart(rate: number): Promise<{ rescale_restart_max_ms:
 /** 2 → 4 processes live at a fixed rate: joiners start owning nothing, process 0 moves key groups to them. */
 async function rescaleLive(rate: number): Promise<{ rescale_live_max_ms: number; rescale_live_s: number; moved: number }> {
   const job = await newJob('live', 0);
+  // The two joiners stand for two workers, each with its warm spare (WEIR_WORKER_WARM_JOB_HOSTS).
+  const warm = warmHosts(2);
   const hosts = await startRun(job, 1, 2, { checkpointing: RESCALE_CHECKPOINTS });
   // The worst latency per phase says which step costs what (results are counted in the phase they arrive in).
   const phases = { before: build(), joining: build(), moving: build(), after: build() };
@@ -372,21 +393,24 @@ async function rescaleLive(rate: number): Promise<{ rescale_live_max_ms: number;
   const owners = Array.from({ length: MAX_PARALLELISM }, (_, kg) => Math.floor((kg * 2) / MAX_PARALLELISM));
   const joiners = await Promise.all(
     [2, 3].map(async (index) => {
-      const host = startJobHost({
-        tenantId,
-        jobId: job.jobId,
-        bundlePath: job.bundlePath,
-        parallelism: { in: 4, count: 4 },
-        maxParallelism: MAX_PARALLELISM,
-        stateDir: join(dir, `${job.jobId}-1-p${index}`),
-        deadLetterTopic: deadLetterTopic(tenantId, job.jobId),
-        runNo: 1,
-        process: { index, count: 4 },
-        subtasks: { in: [index], 'by-key': [index], count: [index], out: [index] },
-        routing: { count: owners },
-        joining: { parallelism: { in: 2, count: 2 } },
-        checkpointing: RESCALE_CHECKPOINTS,
-      });
+      const host = startJobHost(
+        {
+          tenantId,
+          jobId: job.jobId,
+          bundlePath: job.bundlePath,
+          parallelism: { in: 4, count: 4 },
+          maxParallelism: MAX_PARALLELISM,
+          stateDir: join(dir, `${job.jobId}-1-p${index}`),
+          deadLetterTopic: deadLetterTopic(tenantId, job.jobId),
+          runNo: 1,
+          process: { index, count: 4 },
+          subtasks: { in: [index], 'by-key': [index], count: [index], out: [index] },
+          routing: { count: owners },
+          joining: { parallelism: { in: 2, count: 2 } },
+          checkpointing: RESCALE_CHECKPOINTS,
+        },
+        warm.take(),
+      );
       cleanups.push(async () => host.kill());
       await host.run();
       return host;

@@ -1,3 +1,4 @@
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -89,8 +90,9 @@ export default defineJob({ name: 'chaos-totals', maxParallelism: 32 }, (job) => 
 `;
 }
 
-export function startJobHost(message: Omit<StartJobMessage, 'type'>): JobProcess {
-  return new JobProcess({ type: 'start', ...message });
+/** A job host for `message`: forked now, or `child`, a warm spare (WarmJobHosts) that has been handed nothing yet. */
+export function startJobHost(message: Omit<StartJobMessage, 'type'>, child?: ChildProcess): JobProcess {
+  return new JobProcess({ type: 'start', ...message }, child);
 }
 
 export const EXACTLY_ONCE: JobCheckpointing = { intervalMs: 400, retain: 3, delivery: 'exactly-once' };

@@ -11,6 +11,7 @@ import {
   type WorkerReporter,
 } from '@weir/protocol';
 import { BundleCache } from './bundles/bundle-cache';
+import { WarmJobHosts } from './jobs/job-host-forks';
 import { JobSupervisor } from './jobs/job-supervisor';
 import { startMetricsServer } from './metrics-server';
 
@@ -44,6 +45,7 @@ export class WorkerApp {
       bundles,
       stateRoot: join(home, 'worker', config.WEIR_WORKER_ID, 'state'),
       deadLetterTopic,
+      warmHosts: new WarmJobHosts({ spares: config.WEIR_WORKER_WARM_JOB_HOSTS }),
     });
     this.reporter = createWorkerReporter(
       config,

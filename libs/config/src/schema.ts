@@ -47,6 +47,8 @@ export const configSchema = z.object({
 
   WEIR_WORKER_ID: z.string().regex(/^[A-Za-z0-9._-]+$/).default(`${hostname()}-${process.pid}`),
   WEIR_WORKER_SLOTS: z.coerce.number().int().min(1).max(256).default(4),
+  // Job hosts kept forked and loaded ahead of need, so a joiner or a restored run starts without loading Node modules.
+  WEIR_WORKER_WARM_JOB_HOSTS: z.coerce.number().int().min(0).max(16).default(1),
   WEIR_WORKER_HEARTBEAT_MS: z.coerce.number().int().min(100).default(2000),
   WEIR_WORKER_METRICS_PORT: port.optional(),
   // Disk the worker's downloaded job bundles may use; the least recently used are deleted past it.

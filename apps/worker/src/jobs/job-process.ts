@@ -1,7 +1,7 @@
-import { fork, type ChildProcess } from 'node:child_process';
-import { extname, join } from 'node:path';
+import type { ChildProcess } from 'node:child_process';
 import type { SubtaskMetricsSnapshot } from '@weir/metrics';
 import type { MoveReport, RescaleProgress, RescaleReport } from '@weir/protocol';
+import { forkJobHost } from './job-host-forks';
 import type { FromJobHost, MoveMessage, RescaleMessage, SplitKeysMessage, StartJobMessage, ToJobHost } from './ipc';
 
 /**
@@ -63,11 +63,12 @@ export class JobProcess {
   readonly exited: Promise<void>;
   private readonly child: ChildProcess;
 
-  constructor(readonly start: StartJobMessage) {
-    // From TypeScript sources (development, demo, tests) the child needs the same loader as this process.
-    const entry = join(__dirname, `job-host${extname(__filename)}`);
-    const execArgv = extname(__filename) === '.ts' ? ['-r', '@swc-node/register'] : [];
-    this.child = fork(entry, [], { execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'], serialization: 'advanced' });
+  /** `child`: a job host forked for this job, or a warm spare (WarmJobHosts) that has been handed nothing yet. */
+  constructor(
+    readonly start: StartJobMessage,
+    child: ChildProcess = forkJobHost(),
+  ) {
+    this.child = child;
     this.child.on('message', (m: FromJobHost) => this.onMessage(m));
     this.exited = new Promise((resolve) =>
       this.child.once('exit', (code, signal) => {

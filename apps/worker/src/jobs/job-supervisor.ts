@@ -14,6 +14,7 @@ import {
 } from '@weir/protocol';
 import type { SubtaskMetricsSnapshot } from '@weir/metrics';
 import type { BundleCache } from '../bundles/bundle-cache';
+import type { WarmJobHosts } from './job-host-forks';
 import { JobProcess } from './job-process';
 
 /** A heartbeat carries at most this many snapshots (libs/protocol's limit). */
@@ -25,6 +26,8 @@ export interface JobSupervisorOptions {
   readonly stateRoot: string;
   /** Dead-letter topic of a job; tenant-namespaced by the caller. */
   readonly deadLetterTopic: (tenantId: string, jobId: string) => string;
+  /** Job hosts forked ahead of need; without it every job forks its own as it starts. */
+  readonly warmHosts?: WarmJobHosts;
 }
 
 /**
@@ -85,26 +88,29 @@ export class JobSupervisor {
     if (!command.parallelism) for (const s of command.subtasks) parallelism[s.operatorId] = Math.max(parallelism[s.operatorId] ?? 0, s.subtask + 1);
     const subtasks: Record<string, number[]> = {};
     for (const s of command.subtasks) (subtasks[s.operatorId] ??= []).push(s.subtask);
-    const job = new JobProcess({
-      type: 'start',
-      tenantId: command.tenantId,
-      jobId: command.jobId,
-      bundlePath,
-      parallelism,
-      maxParallelism: command.maxParallelism,
-      ...(layout.count > 1 ? { process: layout, subtasks } : {}),
-      ...(command.runNo !== undefined ? { runNo: command.runNo } : {}),
-      ...(command.routing ? { routing: command.routing } : {}),
-      ...capacityOf(command),
-      // One directory per process: two processes of a run on one worker must not share a RocksDB.
-      stateDir: join(this.options.stateRoot, command.tenantId, command.jobId, ...(layout.count > 1 ? [`p${layout.index}`] : [])),
-      deadLetterTopic: this.options.deadLetterTopic(command.tenantId, command.jobId),
-      ...(command.config ? { config: command.config } : {}),
-      ...(command.checkpointing ? { checkpointing: command.checkpointing } : {}),
-      ...(command.restoreFrom ? { restoreFrom: command.restoreFrom } : {}),
-      ...(command.allowNonRestoredState ? { allowNonRestoredState: true } : {}),
-      ...(command.joining ? { joining: command.joining } : {}),
-    });
+    const job = new JobProcess(
+      {
+        type: 'start',
+        tenantId: command.tenantId,
+        jobId: command.jobId,
+        bundlePath,
+        parallelism,
+        maxParallelism: command.maxParallelism,
+        ...(layout.count > 1 ? { process: layout, subtasks } : {}),
+        ...(command.runNo !== undefined ? { runNo: command.runNo } : {}),
+        ...(command.routing ? { routing: command.routing } : {}),
+        ...capacityOf(command),
+        // One directory per process: two processes of a run on one worker must not share a RocksDB.
+        stateDir: join(this.options.stateRoot, command.tenantId, command.jobId, ...(layout.count > 1 ? [`p${layout.index}`] : [])),
+        deadLetterTopic: this.options.deadLetterTopic(command.tenantId, command.jobId),
+        ...(command.config ? { config: command.config } : {}),
+        ...(command.checkpointing ? { checkpointing: command.checkpointing } : {}),
+        ...(command.restoreFrom ? { restoreFrom: command.restoreFrom } : {}),
+        ...(command.allowNonRestoredState ? { allowNonRestoredState: true } : {}),
+        ...(command.joining ? { joining: command.joining } : {}),
+      },
+      this.options.warmHosts?.take(),
+    );
     this.jobs.set(key, job);
     this.jobBundles.set(job, command.bundle.sha256);
     try {
@@ -267,6 +273,7 @@ export class JobSupervisor {
     const live = [...this.jobs.values()].filter((job) => job.state !== 'FINISHED' && job.state !== 'FAILED' && job.state !== 'LOST');
     for (const job of live) this.closing.add(job);
     await Promise.all(live.map((job) => job.stop()));
+    this.options.warmHosts?.close();
   }
 }
 
