@@ -5,6 +5,7 @@ const bool = z
   .enum(['true', 'false', '1', '0'])
   .transform((v) => v === 'true' || v === '1');
 const port = z.coerce.number().int().min(1).max(65535);
+const limit = z.coerce.number({ error: 'expected a positive whole number' }).int('expected a positive whole number').positive('expected a positive whole number');
 const BYTES = 'expected a positive whole number of bytes (2147483648 is 2 GiB)';
 
 /**
@@ -44,6 +45,13 @@ export const configSchema = z.object({
   WEIR_CONTROL_PLANE_URL: z.url().default('http://127.0.0.1:8080'),
   // Platform administration over HTTP (creating tenants, their first keys); disabled when unset.
   WEIR_ADMIN_TOKEN: z.string().min(32, 'must be at least 32 characters (e.g. openssl rand -base64 32)').optional(),
+  // What one GraphQL operation may ask for (apps/control-plane/src/graphql/graphql-limits.ts, docs/graphql.md
+  // "Limits"); over a limit it is refused before anything runs.
+  WEIR_GRAPHQL_MAX_TOKENS: limit.default(2000),
+  WEIR_GRAPHQL_MAX_DEPTH: limit.default(10),
+  WEIR_GRAPHQL_MAX_ALIASES: limit.default(20),
+  WEIR_GRAPHQL_MAX_DIRECTIVES: limit.default(20),
+  WEIR_GRAPHQL_MAX_COST: limit.default(1000),
 
   WEIR_WORKER_ID: z.string().regex(/^[A-Za-z0-9._-]+$/).default(`${hostname()}-${process.pid}`),
   WEIR_WORKER_SLOTS: z.coerce.number().int().min(1).max(256).default(4),

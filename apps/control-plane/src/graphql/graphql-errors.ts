@@ -4,6 +4,7 @@ import { DatabaseUnavailableError } from '@weir/db';
 import type { GraphQLError, GraphQLFormattedError } from 'graphql';
 import type { Logger } from 'pino';
 import { ProblemException } from '../problems/problem.exception';
+import { QUERY_LIMIT_EXCEEDED, tokenLimitError } from './graphql-limits';
 import { graphqlRuntime } from './graphql-runtime';
 import { EventsUnavailableError } from '../events/redis-pubsub';
 
@@ -48,6 +49,14 @@ export function formatGraphqlError(logger: Logger): (formatted: GraphQLFormatted
     if (original instanceof graphqlRuntime.GraphQLError) {
       // Parse, validation and coercion errors, and the ones resolvers raise on purpose: their message is for the caller.
       const { stacktrace: _stack, http: _http, ...extensions } = (formatted.extensions ?? {}) as Record<string, unknown>;
+      // An operation over one of the limits (graphql-limits.ts): graphql-js's parser stops at maxTokens with a
+      // syntax error, and Apollo files the validation rules' errors under GRAPHQL_VALIDATION_FAILED; both say which.
+      const tokens = extensions.code === 'GRAPHQL_PARSE_FAILED' ? tokenLimitError(formatted) : undefined;
+      if (tokens) {
+        const { http: _h, ...limit } = tokens.extensions;
+        return { message: tokens.message, extensions: limit };
+      }
+      if (typeof extensions.limit === 'string') return { ...base, extensions: { ...extensions, code: QUERY_LIMIT_EXCEEDED } };
       return { ...base, extensions: { code: 'INTERNAL_SERVER_ERROR', ...extensions } };
     }
     logger.error({ err: original, path: formatted.path }, 'unexpected GraphQL error');

@@ -1,10 +1,12 @@
 import type { ApolloDriverConfig } from '@nestjs/apollo';
-import type { ExecutionResult } from 'graphql';
+import type { WeirConfig } from '@weir/config';
+import type { ExecutionResult, GraphQLSchema } from 'graphql';
 import type { Context as WsContext } from 'graphql-ws';
 import type { Logger } from 'pino';
 import type { ApiKeyAuthenticator, RouteAuth } from '../tenancy';
 import { authenticateContext, tokenOf, type GraphqlContext } from './graphql-auth';
 import { formatExecutionErrors, formatGraphqlError } from './graphql-errors';
+import { costLimitPlugin, graphqlLimitsOf, limitRules, wsSubscribeCheck } from './graphql-limits';
 import { graphqlRuntime } from './graphql-runtime';
 
 export const GRAPHQL_PATH = '/graphql';
@@ -30,10 +32,14 @@ interface ClosableSocket {
  * Apollo and graphql-ws options. HTTP requests authenticate with `Authorization: Bearer <key>`; graphql-ws
  * connections with `connectionParams.authorization` (`Bearer <key>` or the bare key) at connection_init, closed
  * there with 4401 when missing or invalid. Both go through ApiKeyAuthenticator; resolvers read the principal from
- * the context (graphql-auth.ts). No stack traces, no landing page.
+ * the context (graphql-auth.ts). No stack traces, no landing page. Every operation, over HTTP or graphql-ws, is held
+ * to the limits of graphql-limits.ts (WEIR_GRAPHQL_*) before anything of it runs.
  */
-export function graphqlOptions(authenticator: ApiKeyAuthenticator, logger: Logger): ApolloDriverConfig {
+export function graphqlOptions(authenticator: ApiKeyAuthenticator, logger: Logger, config: WeirConfig): ApolloDriverConfig {
   const formatError = formatGraphqlError(logger.child({ component: 'graphql' }));
+  const limits = graphqlLimitsOf(config);
+  // Apollo hands its schema to the cost plugin at start; graphql-ws (started after it) validates against the same one.
+  const schemaRef: { schema?: GraphQLSchema } = {};
   return {
     path: GRAPHQL_PATH,
     autoSchemaFile: true,
@@ -43,6 +49,11 @@ export function graphqlOptions(authenticator: ApiKeyAuthenticator, logger: Logge
     includeStacktraceInErrorResponses: false,
     autoTransformHttpErrors: false,
     formatError,
+    // Limits: tokens while parsing, depth/aliases/directives while validating, cost once the variables are known.
+    parseOptions: { maxTokens: limits.maxTokens },
+    validationRules: limitRules(limits),
+    plugins: [costLimitPlugin(limits, schemaRef)],
+    allowBatchedHttpRequests: false,
     // Apollo's Fastify integration passes the request itself; graphql-ws passes its connection context.
     context: async (arg: { headers: Record<string, unknown> } | WsContext): Promise<GraphqlContext> => {
       if (isWsContext(arg)) {
@@ -66,15 +77,16 @@ export function graphqlOptions(authenticator: ApiKeyAuthenticator, logger: Logge
           }
           return false;
         },
-        // Bounds what one connection can hold open (each subscription keeps a listener and a queue).
-        onSubscribe: (ctx: WsContext) =>
+        // Bounds what one connection can hold open (each subscription keeps a listener and a queue), then holds the
+        // operation to the same limits as HTTP: parsed, validated and costed here, so graphql-ws runs what passed.
+        onSubscribe: (ctx: WsContext, _id: string, payload: { query: string; operationName?: string | null; variables?: Record<string, unknown> | null }) =>
           Object.keys(ctx.subscriptions).length > MAX_SUBSCRIPTIONS_PER_CONNECTION
             ? [
                 new graphqlRuntime.GraphQLError(`At most ${MAX_SUBSCRIPTIONS_PER_CONNECTION} operations per connection; complete some or open another connection`, {
                   extensions: { code: 'TOO_MANY_SUBSCRIPTIONS' },
                 }),
               ]
-            : undefined,
+            : wsSubscribeCheck(limits, schemaRef, payload),
         // graphql-ws executes outside Apollo: format its errors the same way.
         onNext: (_ctx: unknown, _id: unknown, _payload: unknown, _args: unknown, result: ExecutionResult) =>
           result.errors ? { ...result, errors: formatExecutionErrors(formatError, result.errors) } : undefined,

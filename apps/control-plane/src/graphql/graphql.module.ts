@@ -2,7 +2,7 @@ import { ApolloDriver, type ApolloDriverConfig } from '@nestjs/apollo';
 import { Module } from '@nestjs/common';
 import { GraphQLModule } from '@nestjs/graphql';
 import { BundlesModule } from '../bundles';
-import { ROOT_LOGGER } from '../control-plane-options';
+import { ROOT_LOGGER, WEIR_CONFIG } from '../control-plane-options';
 import { DeploymentsModule } from '../deployments/deployments.module';
 import { KeyGroupMovesModule } from '../moves/key-group-moves.module';
 import { PartitionerModule } from '../partitioner/partitioner.module';
@@ -33,7 +33,7 @@ export { GRAPHQL_PATH, MAX_SUBSCRIPTIONS_PER_CONNECTION, WS_TRY_AGAIN_LATER, WS_
     SlosModule,
     GraphQLModule.forRootAsync<ApolloDriverConfig>({
       driver: ApolloDriver,
-      inject: [ApiKeyAuthenticator, ROOT_LOGGER],
+      inject: [ApiKeyAuthenticator, ROOT_LOGGER, WEIR_CONFIG],
       useFactory: graphqlOptions,
     }),
   ],
