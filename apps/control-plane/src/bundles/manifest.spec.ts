@@ -38,6 +38,9 @@ describe('bundle manifest', () => {
     [{ entryPoint: '../etc/passwd' }, 'manifest.entryPoint'],
     [{ operatorIds: [] }, 'manifest.operatorIds'],
     [{ operatorIds: ['a', 'a'] }, 'manifest.operatorIds'],
+    // The SDK and the worker protocol take no dots and at most 64 characters: refused at upload, not at deploy.
+    [{ operatorIds: ['per.key'] }, 'manifest.operatorIds.0'],
+    [{ operatorIds: ['a'.repeat(65)] }, 'manifest.operatorIds.0'],
     [{ rulesSchema: { type: 'nonsense' } }, 'manifest.rulesSchema'],
     [{ rulesSchema: { type: 'object', requried: ['x'] } }, 'manifest.rulesSchema'],
     [{ rulesSchema: { $ref: 'https://example.com/elsewhere.json' } }, 'manifest.rulesSchema'],

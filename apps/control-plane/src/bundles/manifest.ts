@@ -7,7 +7,8 @@ const SLUG = /^[a-z0-9]([a-z0-9-]{0,62}[a-z0-9])?$/;
 /** semver 2.0.0: MAJOR.MINOR.PATCH with optional pre-release and build metadata. */
 const SEMVER = /^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?(?:\+[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?$/;
 const FILE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
-const OPERATOR_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+// As the SDK and the worker protocol take them: a bundle whose ids pass here can be deployed.
+const OPERATOR_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
 const TOPIC = /^[A-Za-z0-9._-]{1,249}$/;
 /** The key-group count is fixed for a job's life; 32768 is Flink's ceiling too. */
 export const MAX_KEY_GROUPS = 32_768;
@@ -39,7 +40,7 @@ export const bundleManifestSchema = z
       .string({ error: 'is required' })
       .regex(FILE_NAME, 'must be a file name (1-128 of A-Z, a-z, 0-9, ".", "_", "-"), without a directory'),
     operatorIds: z
-      .array(z.string().regex(OPERATOR_ID, 'must be 1-128 of A-Z, a-z, 0-9, ".", "_", "-"'), { error: 'must be an array of operator ids' })
+      .array(z.string().regex(OPERATOR_ID, 'must be 1-64 of A-Z, a-z, 0-9, "_", "-", starting with a letter or digit'), { error: 'must be an array of operator ids' })
       .min(1, 'must list at least one operator id')
       .max(256, 'must list at most 256 operator ids')
       .refine((ids) => new Set(ids).size === ids.length, 'must not repeat an operator id'),

@@ -8,7 +8,12 @@ export class JobDefinitionError extends Error {
   override readonly name = 'JobDefinitionError';
 }
 
-const ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+/**
+ * What the control plane and the worker protocol accept as an operator id (1–64 of A-Z, a-z, 0-9, "_", "-"): a bundle
+ * whose ids pass here deploys; a dot or a 65th character would be refused only at deploy. Ids derived from one
+ * (a splittable window's `${id}-by-key`, `${id}-merge`) are checked alike.
+ */
+const ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
 
 /** Collects nodes while a job is being defined; checks ids as they come. */
 export class GraphBuilder {
@@ -17,7 +22,9 @@ export class GraphBuilder {
 
   add(node: NodeSpec): string {
     if (node.kind !== 'sideOutput' && node.kind !== 'broadcast' && !ID.test(node.id)) {
-      throw new JobDefinitionError(`operator id "${node.id}" must match ${ID} (ids are stable names for state)`);
+      throw new JobDefinitionError(
+        `operator id "${node.id}" must be 1-64 of A-Z, a-z, 0-9, "_" or "-", starting with a letter or digit (ids are stable names for state; a splittable window's derived ids add "-by-key" and "-merge")`,
+      );
     }
     if (this.ids.has(node.id)) throw new JobDefinitionError(`operator id "${node.id}" is used twice`);
     this.ids.add(node.id);
