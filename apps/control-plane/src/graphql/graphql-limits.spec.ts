@@ -82,6 +82,19 @@ describe('GraphQL limits', () => {
     expect(refused[0].message).toMatch(/maxCost limit: it has 1001 cost.*lower limit/);
   });
 
+  it('refuse fragments spread over and over as too costly, and leave bad variables to execution', () => {
+    // 40 × 40 × 40 spreads of `tenant { id }` in ~300 tokens, within the depth limit: more nodes than graphql-query-complexity walks.
+    const frags = ['fragment F0 on Query { tenant { id } }'];
+    for (let i = 1; i <= 3; i++) frags.push(`fragment F${i} on Query { ${Array.from({ length: 40 }, () => `...F${i - 1}`).join(' ')} }`);
+    const bomb = `{ ...F3 } ${frags.join(' ')}`;
+    expect(refusal(bomb)).toMatchObject({ code: QUERY_LIMIT_EXCEEDED, limit: 'maxCost', max: 1000 });
+    expect(refusal(bomb).message).toMatch(/it has more than 1000 cost/);
+    // A variable that does not coerce is execution's to refuse (it does, before any resolver): not a cost error.
+    const paged = 'query ($n: Int!) { deployments(limit: $n) { items { slos { id } } } }';
+    expect(check(paged, { n: 'many' })).not.toBeInstanceOf(Array);
+    expect(operationCost(schema, graphqlRuntime.parse(paged), { n: 'many' })).toBe(0);
+  });
+
   it('leave graphql its own errors over graphql-ws (syntax, unknown fields), one error shape', () => {
     expect(refusal('{ tenant {')).toMatchObject({ code: 'GRAPHQL_PARSE_FAILED' });
     expect(refusal('{ tenant { secret } }')).toMatchObject({ code: 'GRAPHQL_VALIDATION_FAILED' });

@@ -106,10 +106,16 @@ export const readCostEstimator: ComplexityEstimator = ({ type, field, args, chil
 };
 
 /**
- * The cost of the operation; the caller has validated the document. Variables that do not coerce cost 0 here:
- * execution refuses them itself before any resolver runs, with graphql's own error naming the variable.
+ * The cost of the operation; the caller has validated the document. Variables that do not coerce (and an operation
+ * name the document lacks) cost 0 here: execution refuses them itself, naming them, before any resolver runs. An
+ * operation graphql-query-complexity will not finish costing (over its 10,000 selection nodes, as fragments spread
+ * many times over can be) is Infinity: refused.
  */
 export function operationCost(schema: GraphQLSchema, document: DocumentNode, variables: Record<string, unknown> | null | undefined, operationName?: string | null): number {
+  const operation = graphqlRuntime.getOperationAST(document, operationName ?? undefined);
+  if (!operation) return 0;
+  const coerced = graphqlRuntime.getVariableValues(schema, operation.variableDefinitions ?? [], variables ?? {}, { maxErrors: 1 });
+  if (coerced.errors) return 0;
   try {
     return getComplexity({
       schema,
@@ -119,9 +125,14 @@ export function operationCost(schema: GraphQLSchema, document: DocumentNode, var
       estimators: [readCostEstimator],
     });
   } catch (err) {
-    if (err instanceof graphqlRuntime.GraphQLError) return 0;
+    if (err instanceof graphqlRuntime.GraphQLError) return Number.POSITIVE_INFINITY;
     throw err;
   }
+}
+
+/** The error for an operation over the cost limit, or undefined. */
+export function costError(limits: GraphqlLimits, cost: number): GraphQLError | undefined {
+  return cost > limits.maxCost ? limitError('maxCost', limits.maxCost, Number.isFinite(cost) ? cost : undefined) : undefined;
 }
 
 /** The limits as configured (WEIR_GRAPHQL_*, libs/config). */
@@ -146,8 +157,8 @@ export function costLimitPlugin(limits: GraphqlLimits, schemaRef: { schema?: Gra
     },
     requestDidStart: async () => ({
       didResolveOperation: async ({ schema, document, request, operationName }) => {
-        const cost = operationCost(schema, document, request.variables, operationName);
-        if (cost > limits.maxCost) throw limitError('maxCost', limits.maxCost, cost);
+        const error = costError(limits, operationCost(schema, document, request.variables, operationName));
+        if (error) throw error;
       },
     }),
   };
@@ -177,7 +188,7 @@ export function wsSubscribeCheck(
   }
   const errors = graphqlRuntime.validate(schema, document, [...graphqlRuntime.specifiedRules, ...limitRules(limits)]);
   if (errors.length) return errors.map((e) => (e.extensions.code ? e : new graphqlRuntime.GraphQLError(e.message, { nodes: e.nodes, extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } })));
-  const cost = operationCost(schema, document, payload.variables, payload.operationName);
-  if (cost > limits.maxCost) return [limitError('maxCost', limits.maxCost, cost)];
+  const error = costError(limits, operationCost(schema, document, payload.variables, payload.operationName));
+  if (error) return [error];
   return { schema, document, operationName: payload.operationName, variableValues: payload.variables };
 }
