@@ -1,5 +1,5 @@
 /**
- * npm run bench -- skew [--records N] [--keys K] [--seed S] [--epoch E] [--cap R] [--throughput-records M] [--pairs P] [--skip throughput] [--verbose]
+ * npm run bench -- skew [--records N] [--keys K] [--seed S] [--epoch E] [--cap R] [--throughput-records M] [--pairs P] [--autoscaler-cap R] [--steady-s S] [--skip throughput,autoscaler] [--verbose]
  *
  * Load imbalance under key skew, in one process, from the partitioner's own planner and router code on a seeded Zipf
  * stream (libs/datagen): K keys, N records, 128 key groups (the engine's hashing: keyGroupOfKey), for Zipf z × n
@@ -19,8 +19,10 @@
  * hashing against Weir's converged layout (moves and split keys applied to the running job), on M records of the same
  * stream after Weir's last decision; P pairs alternating, the median ratio (_skew-engine.ts). p99_ratio: Weir ÷ static
  * p99 of window results' event-time latency (100 ms tumbling windows, event time = processing time), the stream fed
- * for 15 s at 80% of static hashing's measured capacity. One process stands for the fleet. The latency, migration and autoscaler figures need real deployments over several job hosts: null
- * here. Ends with one JSON line.
+ * for 15 s at 80% of static hashing's measured capacity. One process stands for the fleet.
+ * scale_steps_up, scale_steps_down, rescales_per_hour_steady: a real deployment in autoscaler mode auto over capped job
+ * hosts, through load steps (_skew-autoscaler.ts). migration_max_ms and viral_p99_ratio: null (not built). Ends with
+ * one JSON line.
  */
 import { seededRandom, zipfSampler, zipfTopShare } from '@weir/datagen';
 import { defaultOwnerOf, encodeKey, keyGroupOfKey, murmur3 } from '@weir/engine';
@@ -35,6 +37,7 @@ import {
   type PartitionLayout,
 } from '@weir/partitioner';
 import { argument } from './_arguments';
+import { autoscalerFigures, type AutoscalerFigures } from './_skew-autoscaler';
 import { cappedLatency, cappedThroughput } from './_skew-engine';
 
 const RECORDS = Number(argument('records', '2000000'));
@@ -54,6 +57,9 @@ const CAP = Number(argument('cap', '5000'));
 const THROUGHPUT_RECORDS = Number(argument('throughput-records', '200000'));
 const PAIRS = Number(argument('pairs', '2'));
 const SKIP = argument('skip', '').split(',');
+/** The autoscaler case's cap per keyed subtask (records/s), and how long it holds the load steady at the end. */
+const AUTOSCALER_CAP = Number(argument('autoscaler-cap', '500'));
+const STEADY_S = Number(argument('steady-s', '120'));
 /** The latency figure feeds this many seconds of the stream at 80% of static hashing's measured capacity. */
 const LATENCY_SECONDS = Number(argument('latency-seconds', '15'));
 
@@ -289,7 +295,17 @@ async function main(): Promise<void> {
     p99 = await latencyRatio(names, line, rate);
     console.log(`p99_ratio (median of ${PAIRS}): ${p99.toFixed(3)} (goal ≤ 0.3)`);
   }
-  console.log('migration_max_ms, scale_steps_*, rescales_per_hour_steady, viral_p99_ratio: null — they need real deployments over several job hosts (a later step)');
+  let autoscaler: AutoscalerFigures | null = null;
+  if (!SKIP.includes('autoscaler')) {
+    console.log(
+      `autoscaler: a deployment of the totals job in mode auto on ${4} workers of one slot, each keyed subtask capped at ${AUTOSCALER_CAP} records/s (each job host process stands for one machine); load steps 60% of 2 subtasks → 2× → 0.5×, then ${STEADY_S} s steady`,
+    );
+    autoscaler = await autoscalerFigures({ cap: AUTOSCALER_CAP, steadyS: STEADY_S });
+    console.log(
+      `  scale_steps_up ${autoscaler.scale_steps_up} · scale_steps_down ${autoscaler.scale_steps_down} (goal ≤ 2 each) · ${autoscaler.overshoot ? 'OVERSHOOT' : 'no overshoot'} · path ${autoscaler.path} · rescales_per_hour_steady ${autoscaler.rescales_per_hour_steady} (goal 0)`,
+    );
+  }
+  console.log('migration_max_ms, viral_p99_ratio: null — they need a window-move protocol across processes and a splittable fraud job (not built)');
   console.log(
     JSON.stringify({
       bench: 'skew',
@@ -302,9 +318,9 @@ async function main(): Promise<void> {
       p99_ratio: p99 === null ? null : round(p99),
       throughput_ratio: throughput === null ? null : round(throughput),
       migration_max_ms: null,
-      scale_steps_up: null,
-      scale_steps_down: null,
-      rescales_per_hour_steady: null,
+      scale_steps_up: autoscaler?.scale_steps_up ?? null,
+      scale_steps_down: autoscaler?.scale_steps_down ?? null,
+      rescales_per_hour_steady: autoscaler?.rescales_per_hour_steady ?? null,
       viral_p99_ratio: null,
     }),
   );
