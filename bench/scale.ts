@@ -12,8 +12,8 @@
  * - checkpoint_p99_ms, eos_p99_ms, recovery_s: the totals job over 3 processes, exactly-once, checkpoints every
  *   500 ms, driven at a fixed rate by a generator that knows each record's scheduled time (latency from the schedule,
  *   read back with read_committed); then one job host SIGKILLed and the run restarted whole from its latest
- *   checkpoint, as the control plane does: recovery is kill → committed output flowing again (failure detection by
- *   heartbeats not included).
+ *   checkpoint, as the control plane does, on warm job hosts (--warm-hosts 0: cold forks): recovery is kill →
+ *   committed output flowing again (failure detection by heartbeats not included).
  * - rescale_live_max_ms, rescale_live_s, rescale_restart_max_ms: the worst event-time latency while the same
  *   deployment goes from 2 to 4 processes at a fixed rate, live (two job hosts join owning nothing; process 0 moves
  *   key groups to them in steps between checkpoints: the worker's rescale-run, without the control plane's reconcile
@@ -306,6 +306,8 @@ function watch(topic: string, into: () => Histogram | null, seen: Set<number>): 
 
 async function eosOverThree(rate: number): Promise<{ checkpoint_p99_ms: number; eos_p99_ms: number; recovery_s: number; eos_p50_ms: number }> {
   const job = await newJob('eos', 0);
+  // The restarted run's 3 processes start on warm spares, one per worker each stands for (WEIR_WORKER_WARM_JOB_HOSTS).
+  const warm = warmHosts(3);
   let hosts = await startRun(job, 1, 3, { checkpointing: EXACTLY_ONCE });
   const latency = build();
   let measuring: Histogram | null = null;
@@ -333,7 +335,7 @@ async function eosOverThree(rate: number): Promise<{ checkpoint_p99_ms: number; 
   for (const h of hosts) h.kill();
   await Promise.all(hosts.map((h) => h.exited));
   const before = watcher.lastNewAt();
-  hosts = await startRun(job, 2, 3, { checkpointing: EXACTLY_ONCE, restoreFrom: { snapshotId: 'latest', location: `tenants/${tenantId}/jobs/${job.jobId}/` } });
+  hosts = await startRun(job, 2, 3, { checkpointing: EXACTLY_ONCE, restoreFrom: { snapshotId: 'latest', location: `tenants/${tenantId}/jobs/${job.jobId}/` } }, warm);
   const deadline = Date.now() + 60_000;
   while (watcher.lastNewAt() <= Math.max(before, killedAt) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
   const recoveryMs = watcher.lastNewAt() - killedAt;
