@@ -1,16 +1,20 @@
 /**
  * Warm job hosts (apps/worker/src/jobs/job-host-forks.ts) with real child processes: a spare forked ahead of need runs
  * a job handed to it later (Kafka in, keyed state, Kafka out, exact), another spare is forked in its place, a spare
- * that dies waiting is never handed out, and close() leaves no spare running.
+ * that dies waiting is never handed out, and close() leaves no spare running. And a worker (WorkerApp) with
+ * WEIR_WORKER_WARM_JOB_HOSTS=1 runs a dispatched job on its spare and leaves no job host behind when it stops.
  */
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { execFileSync } from 'node:child_process';
 import { createKafkaConnector, type KafkaConnector } from '@weir/kafka';
+import type { RunSubtasks } from '@weir/protocol';
 import { WarmJobHosts } from '../../apps/worker/src/jobs/job-host-forks';
 import type { JobProcess } from '../../apps/worker/src/jobs/job-process';
 import { eventually } from '../control-plane/support/control-plane';
-import { expectedOutput, inputRecords, readAll, removeJobData, sortOutputs, startJobHost, tempDir, writeBundle, type Output } from '../chaos/support';
+import { startWorkerFixture } from './worker-fixture';
+import { expectedOutput, totalsJobSource, inputRecords, readAll, removeJobData, sortOutputs, startJobHost, tempDir, writeBundle, type Output } from '../chaos/support';
 
 const run = randomBytes(4).toString('hex');
 const tenantId = `warm${run}`;
@@ -104,5 +108,58 @@ describe('warm job hosts', () => {
     const [held] = (pool3 as unknown as { spares: ChildProcess[] }).spares;
     pool3.close();
     await eventually('the spare killed by close', async () => exited(held));
+  });
+
+  it('a worker with one warm job host runs a dispatched job on it and leaves no job host behind when it stops', async () => {
+    const jobHosts = () =>
+      execFileSync('ps', ['-o', 'pid=,args=', '--ppid', String(process.pid)], { encoding: 'utf8' })
+        .split('\n')
+        .filter((line) => line.includes('job-host'))
+        .map((line) => Number(line.trim().split(/\s+/)[0]));
+    const before = jobHosts();
+    const wTopics = { in: `t.${tenantId}.win`, out: `t.${tenantId}.wout` };
+    const fixture = await startWorkerFixture({
+      tenantId,
+      jobId: 'warm-totals',
+      workerId: `warm-worker-${run}`,
+      jobSource: totalsJobSource(wTopics.in, wTopics.out),
+      topics: [{ topic: wTopics.in, partitions: 2 }, { topic: wTopics.out, partitions: 2 }],
+      config: { WEIR_WORKER_WARM_JOB_HOSTS: '1' },
+    });
+    try {
+      // The spare waits before any command: a job host process of this worker, running nothing.
+      const spares = await eventually('the spare forked', async () => {
+        const now = jobHosts().filter((pid) => !before.includes(pid));
+        return now.length === 1 ? now : undefined;
+      });
+      const command: RunSubtasks = {
+        v: 1,
+        type: 'run-subtasks',
+        idempotencyKey: `warm-run-${run}`,
+        issuedAt: Date.now(),
+        tenantId,
+        jobId: 'warm-totals',
+        bundle: fixture.bundle,
+        maxParallelism: 32,
+        subtasks: [
+          { operatorId: 'in', subtask: 0, keyGroups: [] },
+          { operatorId: 'totals', subtask: 0, keyGroups: [[0, 31]] },
+        ],
+      };
+      await fixture.app.supervisor.run(command);
+      const writer = kafka.writer({ writerId: `warm-worker-in-${run}` });
+      await writer.start();
+      await writer.send(inputRecords(wTopics.in, 0, 100, 2));
+      await writer.close();
+      const out = await readAll(kafka, wTopics.out, 2, (n) => n >= 100, 20_000);
+      expect(sortOutputs(out.map((r) => JSON.parse(r.value!.toString()) as Output))).toEqual(expectedOutput(100));
+      // It ran in the spare: killing that process is losing the job.
+      expect(fixture.app.supervisor.runningSubtasks().map((s) => s.state)).toEqual(['RUNNING', 'RUNNING']);
+      process.kill(spares[0], 'SIGKILL');
+      await eventually('the job lost with its process', async () => (fixture.app.supervisor.runningSubtasks().every((s) => s.state !== 'RUNNING') ? true : undefined));
+    } finally {
+      await fixture.close();
+    }
+    await eventually('no job host of the worker left', async () => (jobHosts().filter((pid) => !before.includes(pid)).length === 0 ? true : undefined));
   });
 });

@@ -32,9 +32,11 @@ export async function startWorkerFixture(options: {
   workerId: string;
   jobSource: string;
   topics: readonly { topic: string; partitions: number }[];
+  /** Settings over the test defaults (WEIR_WORKER_WARM_JOB_HOSTS, say). */
+  config?: Record<string, string>;
 }): Promise<WorkerFixture> {
   const home = await mkdtemp(join(tmpdir(), 'weir-worker-test-'));
-  const config = testConfig({ WEIR_QUEUE_PREFIX: uniquePrefix(), WEIR_WORKER_ID: options.workerId, WEIR_HOME: home, WEIR_WORKER_HEARTBEAT_MS: '200' });
+  const config = testConfig({ WEIR_QUEUE_PREFIX: uniquePrefix(), WEIR_WORKER_ID: options.workerId, WEIR_HOME: home, WEIR_WORKER_HEARTBEAT_MS: '200', ...options.config });
   const kafka = createKafkaConnector({ brokers: config.WEIR_KAFKA_BROKERS, clientId: 'weir-test' });
   const admin = kafka.admin();
   await admin.ensureTopics([...options.topics]);
