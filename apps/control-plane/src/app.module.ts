@@ -13,6 +13,7 @@ import { KeyGroupMovesModule } from './moves/key-group-moves.module';
 import { PartitionerModule } from './partitioner/partitioner.module';
 import { AutoscalerModule } from './autoscaler/autoscaler.module';
 import { ScalingPolicyModule } from './scaling-policy/scaling-policy.module';
+import { RateLimitsModule } from './rate-limits/rate-limits.module';
 import { RulesModule } from './rules/rules.module';
 import { SavepointsModule } from './savepoints/savepoints.module';
 import { SlosModule } from './slos/slos.module';
@@ -26,7 +27,7 @@ export class AppModule {
     return {
       module: AppModule,
       global: true,
-      imports: [InfrastructureModule, EventsModule, HealthModule, WorkersModule, TenancyModule, IdempotencyModule, BundlesModule, MetricsModule, SlosModule, GraphqlModule, DeploymentsModule, RulesModule, SavepointsModule, KeyGroupMovesModule, PartitionerModule, AutoscalerModule, ScalingPolicyModule],
+      imports: [InfrastructureModule, EventsModule, HealthModule, WorkersModule, RateLimitsModule, TenancyModule, IdempotencyModule, BundlesModule, MetricsModule, SlosModule, GraphqlModule, DeploymentsModule, RulesModule, SavepointsModule, KeyGroupMovesModule, PartitionerModule, AutoscalerModule, ScalingPolicyModule],
       providers: [
         { provide: CONTROL_PLANE_OPTIONS, useValue: options },
         { provide: WEIR_CONFIG, useValue: options.config },

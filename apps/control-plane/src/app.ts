@@ -12,7 +12,8 @@ import { registerHttpMetrics } from './metrics/http-metrics.hook';
 import { clientErrorHandler, frameworkErrorHandler, registerClosingAnswer } from './problems/framework-errors';
 import { ProblemDetailsFilter } from './problems/problem-details.filter';
 import { InvalidRequestProblem } from './problems/problem.exception';
-import { assertEveryRouteDecided, recordServedRoutes, routeTable } from './tenancy';
+import { ApiRateLimiter, registerGraphqlRateLimit } from './rate-limits';
+import { ApiKeyAuthenticator, assertEveryRouteDecided, recordServedRoutes, routeTable } from './tenancy';
 import { invalidUtf8Fields } from './validation/text';
 import { TextBoundaryInterceptor } from './validation/text-boundary.interceptor';
 
@@ -70,6 +71,8 @@ export async function createApp(options: ControlPlaneOptions, { init = true } = 
   fastify.addContentTypeParser('multipart/form-data', (_request, _payload, done) => done(null));
   registerRequestLogging(fastify, logger);
   registerHttpMetrics(fastify, app.get(ControlPlaneMetrics));
+  // REST calls are counted by the auth guard; GraphQL's HTTP route here (rate-limits/graphql-rate-limit.hook.ts).
+  registerGraphqlRateLimit(fastify, app.get(ApiKeyAuthenticator), app.get(ApiRateLimiter));
   app.useGlobalFilters(new ProblemDetailsFilter(logger));
   app.useGlobalInterceptors(new TextBoundaryInterceptor());
   app.enableShutdownHooks();

@@ -6,6 +6,8 @@ const bool = z
   .transform((v) => v === 'true' || v === '1');
 const port = z.coerce.number().int().min(1).max(65535);
 const limit = z.coerce.number({ error: 'expected a positive whole number' }).int('expected a positive whole number').positive('expected a positive whole number');
+const RATE = 'expected a whole number of requests, 0 for off';
+const rate = z.coerce.number({ error: RATE }).int(RATE).min(0, RATE);
 const BYTES = 'expected a positive whole number of bytes (2147483648 is 2 GiB)';
 
 /**
@@ -52,6 +54,14 @@ export const configSchema = z.object({
   WEIR_GRAPHQL_MAX_ALIASES: limit.default(20),
   WEIR_GRAPHQL_MAX_DIRECTIVES: limit.default(20),
   WEIR_GRAPHQL_MAX_COST: limit.default(1000),
+  // Requests per second an API key, and all of a tenant's keys together, may make to the REST and GraphQL HTTP API,
+  // counted in Redis so they hold across control-plane instances (apps/control-plane/src/rate-limits, docs/tenancy.md
+  // "Rate limits"); the burst is how many more each may make within a 10-second window. 0: that limit is off.
+  // Generous by default (the API bench sends 1,000 requests/s with one key): set them to what your tenants need.
+  WEIR_RATE_LIMIT_KEY_PER_SEC: rate.default(1000),
+  WEIR_RATE_LIMIT_KEY_BURST: rate.default(2000),
+  WEIR_RATE_LIMIT_TENANT_PER_SEC: rate.default(2000),
+  WEIR_RATE_LIMIT_TENANT_BURST: rate.default(4000),
 
   WEIR_WORKER_ID: z.string().regex(/^[A-Za-z0-9._-]+$/).default(`${hostname()}-${process.pid}`),
   WEIR_WORKER_SLOTS: z.coerce.number().int().min(1).max(256).default(4),

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { deleteQueues, startControlPlane, testConfig, uniquePrefix, type RunningControlPlane } from '../support/control-plane';
+import { adminHeaders, deleteQueues, startControlPlane, testConfig, uniquePrefix, type RunningControlPlane } from '../support/control-plane';
 import { createTestTenant, type TestTenant } from '../support/tenants';
 import { deleteEventKeys, gql, insertDeployment } from './support';
 
@@ -118,11 +118,13 @@ describe('GraphQL over HTTP', () => {
 });
 
 describe('GET /metrics', () => {
-  it('serves process metrics and request durations by route pattern, without credentials', async () => {
+  it('serves process metrics and request durations by route pattern to the platform admin token only', async () => {
     await gql(app.url, tenant.readKey, '{ tenant { id } }');
     await fetch(`${app.url}/v1/slos/some-id`, { headers: { authorization: `Bearer ${tenant.readKey}` } });
     await fetch(`${app.url}/no/such/route`);
-    const res = await fetch(`${app.url}/metrics`);
+    expect((await fetch(`${app.url}/metrics`)).status).toBe(401);
+    expect((await fetch(`${app.url}/metrics`, { headers: { authorization: `Bearer ${tenant.readKey}` } })).status).toBe(401);
+    const res = await fetch(`${app.url}/metrics`, { headers: adminHeaders() });
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toContain('text/plain');
     const text = await res.text();

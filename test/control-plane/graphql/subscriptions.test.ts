@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EventPublisher } from '../../../apps/control-plane/src/events/events';
 import { MAX_SUBSCRIPTIONS_PER_CONNECTION, WS_UNAUTHORIZED } from '../../../apps/control-plane/src/graphql/graphql.module';
 import { RedisPubSub } from '../../../apps/control-plane/src/events/redis-pubsub';
-import { deleteQueues, deleteWorkers, eventually, startControlPlane, testConfig, uniquePrefix, type RunningControlPlane } from '../support/control-plane';
+import { adminHeaders, deleteQueues, deleteWorkers, eventually, startControlPlane, testConfig, uniquePrefix, type RunningControlPlane } from '../support/control-plane';
 import { createTestTenant, type TestTenant } from '../support/tenants';
 import { collect, connectWs, deleteEventKeys, insertDeployment, snapshotOf, type WsConnection } from './support';
 
@@ -117,7 +117,7 @@ describe('GraphQL subscriptions over graphql-ws', () => {
     await Promise.all([first.next(), second.next()]);
 
     // Either instance's /metrics renders the fleet's live snapshots (from Redis), labelled by ids only.
-    const scraped = await (await fetch(`${one.url}/metrics`)).text();
+    const scraped = await (await fetch(`${one.url}/metrics`, { headers: adminHeaders() })).text();
     expect(scraped).toContain(`weir_records_in_per_second{tenant="${tenantA.tenantId}",job="${deploymentA}",operator="window",subtask="1"} 1000`);
     expect(scraped).not.toContain('user-1');
 

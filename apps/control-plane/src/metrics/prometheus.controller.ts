@@ -2,18 +2,20 @@ import { Controller, Get, Header, Inject } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
 import { PROMETHEUS_CONTENT_TYPE, renderPrometheus } from '@weir/metrics';
 import type { Logger } from 'pino';
-import { Public } from '../tenancy';
+import { AdminOnly } from '../tenancy';
 import { CONTROL_PLANE_OPTIONS, ROOT_LOGGER, type ControlPlaneOptions } from '../control-plane-options';
 import { ControlPlaneMetrics } from './control-plane-metrics';
 import { staleAfterMs } from './metrics-ingestor';
 import { MetricsStore } from './metrics-store';
 
 /**
- * Prometheus scrape endpoint, public like /health: the control plane's own metrics, then the latest snapshot of
- * every live subtask in the fleet (labels: tenant, job, operator, subtask ids only; heavy keys, which are user
- * data, are never exported). Any instance answers for the whole fleet: the snapshots live in Redis.
+ * Prometheus scrape endpoint, behind the platform admin token (the scraper sends `Authorization: Bearer
+ * <WEIR_ADMIN_TOKEN>`): the control plane's own metrics, then the latest snapshot of every live subtask in the fleet
+ * (labels: tenant, job, operator, subtask ids only; heavy keys, which are user data, are never exported), which names
+ * every tenant with a running job and its rates, so no tenant's key may read it (a tenant reads its own deployments'
+ * metrics through the API). Any instance answers for the whole fleet: the snapshots live in Redis.
  */
-@Public('Prometheus scrapes without a credential; labels are ids only (tenant, job, operator, subtask), never user data')
+@AdminOnly()
 @ApiTags('metrics')
 @Controller('metrics')
 export class PrometheusController {

@@ -53,7 +53,7 @@ describe('openapi/openapi.json', () => {
     expect(declared).toEqual(expected);
     // The two known gaps of the past: the worker fleet is admin-only, and a route is public only when marked so.
     expect(routes.filter((r) => r.path.startsWith('/v1/workers')).map((r) => describeRouteAuth(r.auth))).toEqual(['admin', 'admin']);
-    expect(routes.filter((r) => r.auth?.kind === 'public').map((r) => r.path).sort()).toEqual(['/health', '/health/ready', '/metrics']);
+    expect(routes.filter((r) => r.auth?.kind === 'public').map((r) => r.path).sort()).toEqual(['/health', '/health/ready']);
   });
 
   it('declares a request body on every operation whose handler reads one, and the refusals of every guarded one', () => {

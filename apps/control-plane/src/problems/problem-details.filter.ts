@@ -26,13 +26,14 @@ export class ProblemDetailsFilter implements ExceptionFilter {
     }
     // From the request, not the logging context: Fastify's own rejections (a malformed body) come before that context.
     const requestId = request.id;
-    const { problem, unexpected } = toProblem(error, instance, requestId);
+    const { problem, unexpected, headers } = toProblem(error, instance, requestId);
     if (unexpected) {
       this.logger.error({ requestId, err: error, method: request.method, path: instance }, 'request failed unexpectedly');
     }
     if (reply.sent) return;
     reply.status(problem.status);
     if (problem.status === 503) reply.header('Retry-After', '5');
+    if (headers) reply.headers(headers);
     reply.header('Content-Type', PROBLEM_CONTENT_TYPE).send(JSON.stringify(problem));
   }
 }

@@ -6,6 +6,8 @@ import { PROBLEM_TYPES, type InvalidParameter } from './problem-details';
  */
 export class ProblemException extends Error {
   override readonly name: string = 'ProblemException';
+  /** Response headers that belong with this problem (a 429's Retry-After); the filter sends them. */
+  readonly headers?: Readonly<Record<string, string>>;
   constructor(
     readonly status: number,
     readonly type: string,

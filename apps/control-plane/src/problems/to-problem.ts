@@ -8,6 +8,8 @@ export interface MappedProblem {
   readonly problem: ProblemDetails;
   /** True when the caller gets a generic message: the real error must be logged server-side. */
   readonly unexpected: boolean;
+  /** Headers to send with it (a ProblemException's own, e.g. Retry-After). */
+  readonly headers?: Readonly<Record<string, string>>;
 }
 
 /**
@@ -19,6 +21,7 @@ export function toProblem(error: unknown, instance: string, requestId: string | 
   if (error instanceof ProblemException) {
     return {
       unexpected: false,
+      ...(error.headers ? { headers: error.headers } : {}),
       problem: {
         type: error.type,
         title: error.title,

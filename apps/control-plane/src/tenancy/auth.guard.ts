@@ -3,6 +3,7 @@ import { Reflector } from '@nestjs/core';
 import type { WeirConfig } from '@weir/config';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { WEIR_CONFIG } from '../control-plane-options';
+import { ApiRateLimiter } from '../rate-limits/api-rate-limiter';
 import { AdminTokenVerifier } from './admin-token';
 import { ApiKeyAuthenticator } from './api-key.authenticator';
 import type { AuthenticatedRequest } from './auth.decorators';
@@ -18,7 +19,8 @@ const MAX_TOKEN_LENGTH = 512;
  * @AdminOnly or @RequireScope mark, or its controller's), never from the text of the URL: the router decodes and
  * normalises paths before matching, so any test on the raw URL can be spelled around. A handler without a decision
  * is refused (and the app does not start with one: route-table.ts). GraphQL resolvers authenticate in their own
- * context (graphql/graphql-auth.ts), so non-HTTP contexts pass here.
+ * context (graphql/graphql-auth.ts), so non-HTTP contexts pass here. A tenant's request is counted against its key's
+ * and its tenant's rate limits (rate-limits/) as soon as the key is known.
  */
 @Injectable()
 export class AuthGuard implements CanActivate {
@@ -28,6 +30,7 @@ export class AuthGuard implements CanActivate {
     private readonly reflector: Reflector,
     private readonly authenticator: ApiKeyAuthenticator,
     @Inject(WEIR_CONFIG) config: WeirConfig,
+    private readonly rateLimits: ApiRateLimiter,
   ) {
     this.admin = new AdminTokenVerifier(config.WEIR_ADMIN_TOKEN);
   }
@@ -47,6 +50,8 @@ export class AuthGuard implements CanActivate {
         return true;
       }
       const principal = await this.authenticator.authenticate(token);
+      // Counted once the key is known, before its scope is checked: refused calls cost the server too. 429 when over.
+      await this.rateLimits.admit(principal);
       if (!principal.scopes.includes(auth.scope)) {
         throw new ForbiddenProblem(`This call needs an API key with the '${auth.scope}' scope; this key has ${principal.scopes.join(', ')}`);
       }

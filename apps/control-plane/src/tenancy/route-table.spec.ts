@@ -6,6 +6,7 @@ import type { WeirConfig } from '@weir/config';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ApiKeyAuthenticator } from './api-key.authenticator';
 import { AdminOnly, Public, RequireScope } from './auth.decorators';
+import type { ApiRateLimiter } from '../rate-limits/api-rate-limiter';
 import { AuthGuard } from './auth.guard';
 import { ForbiddenProblem, UnauthorizedProblem } from './auth.problems';
 import { describeRouteAuth } from './route-auth';
@@ -87,7 +88,8 @@ describe('AuthGuard', () => {
   const authenticator = {
     authenticate: (token: string) => (token.startsWith('read') ? principal('read') : token.startsWith('write') ? principal('write') : Promise.reject(new UnauthorizedProblem('unknown'))),
   } as unknown as ApiKeyAuthenticator;
-  const guard = (adminToken?: string) => new AuthGuard(new Reflector(), authenticator, { WEIR_ADMIN_TOKEN: adminToken } as WeirConfig);
+  const noLimits = { admit: () => Promise.resolve() } as unknown as ApiRateLimiter;
+  const guard = (adminToken?: string) => new AuthGuard(new Reflector(), authenticator, { WEIR_ADMIN_TOKEN: adminToken } as WeirConfig, noLimits);
 
   function context(controller: object, handler: string, authorization?: string) {
     const headers: Record<string, string> = {};
