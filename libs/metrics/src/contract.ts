@@ -51,11 +51,6 @@ export interface SubtaskMetricsSnapshot extends SubtaskIdentity {
    */
   readonly sourceBacklog: number | null;
   /**
-   * A keyed subtask reading the Kafka exchange: records behind the log end over its exchange partitions, what waits
-   * for it (a stage slower than its upstream falls behind there, not at the source); absent elsewhere.
-   */
-  readonly inputBacklog?: number;
-  /**
    * A splittable window's subtask: the hot keys its process splits now (the engine's KeySplit: the key as the sketch
    * names it, its own key group, the key groups its records go to and their weights); absent for other operators.
    * Empty when nothing is split. A restore starts with none, so this is what the run really does.

@@ -17,9 +17,6 @@ export type AutoscalerInputs = {
     readonly busyMsPerSec: { readonly mean: number; readonly max: number; readonly maxSubtask: number };
     readonly trueRatePerSubtask: number | null;
     readonly measuredSubtasks: number;
-    /** Records waiting for it in the Kafka exchange, and how fast that grew since the last look (records/s). */
-    readonly inputBacklog: number | null;
-    readonly inputBacklogGrowthPerSec: number | null;
     readonly targetRatePerSec: number;
     readonly utilization: number;
     readonly parallelism: number;
@@ -67,15 +64,13 @@ export function autoscalerInputsOf(args: {
   const wanted = proposal.wanted;
   return {
     processes,
-    operators: args.operators.map(({ rates, need, inputBacklogGrowthPerSec }) => ({
+    operators: args.operators.map(({ rates, need }) => ({
       operatorId: rates.operatorId,
       subtasks: rates.subtasks,
       recordsInPerSec: rates.recordsInPerSec,
       busyMsPerSec: rates.busyMsPerSec,
       trueRatePerSubtask: rates.trueRatePerSubtask,
       measuredSubtasks: rates.measuredSubtasks,
-      inputBacklog: rates.inputBacklog,
-      inputBacklogGrowthPerSec,
       targetRatePerSec: need.targetRatePerSec,
       utilization: need.utilization,
       parallelism: need.parallelism,

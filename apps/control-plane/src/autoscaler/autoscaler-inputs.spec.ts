@@ -40,32 +40,6 @@ describe('the figures a look decides on', () => {
     expect(figures.operators[0].need).toMatchObject({ targetRatePerSec: 1_500, utilization: 0.75, parallelism: 3 });
   });
 
-  it('sizes a keyed operator behind the Kafka exchange by what arrives for it: its intake plus its exchange backlog’s growth', () => {
-    // The source reads everything (no source backlog); the keyed stage takes in 1,000/s, busy all the time, while
-    // 200/s more pile up in its exchange partitions: 1,200/s arrive, not the 1,000 it manages.
-    const look = (nowMs: number, waiting: number) => [
-      snapshot('counts', 0, { recordsInPerSec: 500, busyMsPerSec: 1_000, keyGroupCounts: { 0: 500 }, inputBacklog: waiting / 2 }),
-      snapshot('counts', 1, { recordsInPerSec: 500, busyMsPerSec: 1_000, keyGroupCounts: { 1: 500 }, inputBacklog: waiting / 2 }),
-      snapshot('tx', 0, { recordsOutPerSec: 1_200, sourceBacklog: 0, toMs: nowMs }),
-    ];
-    const noCatchUp = { ...policy, catchUpMs: 1e12 };
-    const first = autoscalerFigures(look(2_000, 1_000), { counts: 2, tx: 1 }, 2, null, 2_000, noCatchUp);
-    if (!first.ok) throw new Error(first.why);
-    // First look: no growth known yet, sized on the intake: 1,000/s at a true rate of 500 a subtask, 3 at 70%.
-    expect(first.operators[0]).toMatchObject({ inputBacklogGrowthPerSec: null, rates: { inputBacklog: 1_000 } });
-    expect(first.operators[0].need.parallelism).toBe(3);
-    expect(first.inputBacklogs).toEqual({ atMs: 2_000, records: { counts: 1_000 } });
-    // Two seconds later 400 more wait: 200/s grow, 1,200/s arrive; at 500 a subtask and 70%, 4: 2 → 4 in one step.
-    const second = autoscalerFigures(look(4_000, 1_400), { counts: 2, tx: 1 }, 2, null, 4_000, noCatchUp, first.inputBacklogs);
-    if (!second.ok) throw new Error(second.why);
-    expect(second.operators[0].inputBacklogGrowthPerSec).toBe(200);
-    expect(second.operators[0].need).toMatchObject({ targetRatePerSec: expect.closeTo(1_200, 3), parallelism: 4 });
-    // With a catch-up window the waiting records are drained too: 1,400 over 1 s adds 1,400/s.
-    const drained = autoscalerFigures(look(4_000, 1_400), { counts: 2, tx: 1 }, 2, null, 4_000, { ...policy, catchUpMs: 1_000 }, first.inputBacklogs);
-    if (!drained.ok) throw new Error(drained.why);
-    expect(drained.operators[0].need.targetRatePerSec).toBe(2_600);
-  });
-
   it('waits for every subtask of an operator, and says why without a keyed one', () => {
     expect(autoscalerFigures([keyed(0, 500, 500)], { counts: 2 }, 2, null, 0, policy)).toEqual({ ok: false, why: 'operator counts: 1 of 2 subtasks have no fresh snapshot' });
     expect(autoscalerFigures([snapshot('words', 0)], { words: 1 }, 1, null, 0, policy)).toEqual({ ok: false, why: "no keyed operator across the run's 1 process reported key groups" });

@@ -7,14 +7,6 @@ import type { SloPressure } from './scaling-proposal';
 export interface OperatorFigures {
   readonly rates: OperatorRates;
   readonly need: OperatorNeed;
-  /** Records/s its exchange backlog grew since the last look; null without one (or without an exchange). */
-  readonly inputBacklogGrowthPerSec: number | null;
-}
-
-/** Each operator's exchange backlog at a look, so the next one reads its growth. */
-export interface InputBacklogSample {
-  readonly atMs: number;
-  readonly records: Readonly<Record<string, number>>;
 }
 
 export type AutoscalerFigures =
@@ -22,8 +14,6 @@ export type AutoscalerFigures =
       readonly ok: true;
       readonly operators: readonly OperatorFigures[];
       readonly source: SourceDemand;
-      /** This look's exchange backlogs (the operators that read the exchange), for the next look. */
-      readonly inputBacklogs: InputBacklogSample;
       /** The snapshots' wall-clock span (earliest fromMs, latest toMs), epoch ms. */
       readonly fromMs: number;
       readonly toMs: number;
@@ -43,7 +33,6 @@ export function autoscalerFigures(
   previousBacklog: { readonly atMs: number; readonly records: number } | null,
   nowMs: number,
   policy: { readonly catchUpMs: number; readonly targetUtilization: number },
-  previousInputBacklogs: InputBacklogSample | null = null,
 ): AutoscalerFigures {
   // After a rescale the old layout's snapshots linger until stale: only subtasks the run has count.
   const current = snapshots.filter((s) => s.subtask < (parallelism[s.operatorId] ?? 0));
@@ -57,17 +46,11 @@ export function autoscalerFigures(
   }
   const sources = current.filter((s) => sourceBacklogOf(s) !== null);
   const source = sourceDemand(sources, totalSourceBacklog(sources), previousBacklog, nowMs, policy.catchUpMs);
-  const records: Record<string, number> = {};
   const operators = keyed.map((id) => {
     const rates = operatorRates(id, current, processes);
-    if (rates.inputBacklog !== null) records[id] = rates.inputBacklog;
-    const before = previousInputBacklogs?.records[id];
-    const elapsedSec = previousInputBacklogs ? (nowMs - previousInputBacklogs.atMs) / 1000 : 0;
-    const growth = rates.inputBacklog !== null && before !== undefined && elapsedSec > 0 ? (rates.inputBacklog - before) / elapsedSec : null;
-    const need = operatorNeed(rates, source.scale, policy.targetUtilization, { backlogGrowthPerSec: growth, catchUpMs: policy.catchUpMs });
-    return { rates, need, inputBacklogGrowthPerSec: growth };
+    return { rates, need: operatorNeed(rates, source.scale, policy.targetUtilization) };
   });
-  return { ok: true, operators, source, inputBacklogs: { atMs: nowMs, records }, fromMs: Math.min(...current.map((s) => s.fromMs)), toMs: Math.max(...current.map((s) => s.toMs)) };
+  return { ok: true, operators, source, fromMs: Math.min(...current.map((s) => s.fromMs)), toMs: Math.max(...current.map((s) => s.toMs)) };
 }
 
 /** The latest interval's event-time latency over every subtask's histogram (those that recorded none add nothing). */

@@ -105,30 +105,29 @@ export class DeploymentAutoscaler {
     const latestRun = (await this.deployments.runs(client, deploymentId, 1))[0] ?? null;
     const eligibility = autoscalerEligibility(deployment, latestRun, await this.moves.pending(client, deploymentId));
     // A change in flight or a cool-down breaks the need: the figures after it describe another job.
-    if (!eligibility.ok) return this.skip(schedule, { need: null, backlog: state.backlog, inputBacklogs: state.inputBacklogs ?? null }, eligibility.why);
+    if (!eligibility.ok) return this.skip(schedule, { need: null, backlog: state.backlog }, eligibility.why);
     const run = eligibility.run;
     const coolDown = coolDownLeftMs(lastChangeAtMs(deployment, run), nowMs, policy.cooldownMs);
     if (coolDown > 0) return this.skip(schedule, { need: null, backlog: null }, `cool-down: ${Math.ceil(coolDown / 1000)} s left after the last rescale or restart`);
 
     const processes = run.processes.length;
     const widths = runParallelism(run.subtasks);
-    const figures = autoscalerFigures(snapshots, widths, processes, state.backlog, nowMs, policy, state.inputBacklogs ?? null);
+    const figures = autoscalerFigures(snapshots, widths, processes, state.backlog, nowMs, policy);
     if (!figures.ok) return this.skip(schedule, state, figures.why);
     const backlog = figures.source.backlog === null ? null : { atMs: nowMs, records: figures.source.backlog };
-    const inputBacklogs = figures.inputBacklogs;
     const slo = sloPressure(await this.repository.slosOf(client, deploymentId), latestLatency(snapshots), policy.sloFraction);
     const fleet = await this.fleet.freeSlots(client);
     const hotKeys = await this.hotKeys(client, deploymentId, figures.operators, nowMs);
     const proposal = proposeScaling({ processes, operators: figures.operators, policy, slo, hotKeyOf: (id) => hotKeys.get(id) ?? null, fleetFreeSlots: fleet.free });
     if (proposal.kind === 'none') {
-      await schedule({ need: null, backlog, inputBacklogs });
+      await schedule({ need: null, backlog });
       return { skipped: null, proposal, waiting: null, decision: null, rescaleRequested: false };
     }
 
     // A hold is an unmet need up: it is stabilized as one, so a moment's hot subtask records nothing.
     const direction = proposal.kind === 'scale' ? proposal.direction : 'up';
     const stabilized = stabilize(state.need, { direction, parallelism: proposal.kind === 'scale' ? proposal.parallelism : proposal.wanted }, nowMs, policy);
-    const wait = (why: string) => schedule({ need: stabilized.need, backlog, inputBacklogs }).then((): AutoscalerLook => ({ skipped: null, proposal, waiting: why, decision: null, rescaleRequested: false }));
+    const wait = (why: string) => schedule({ need: stabilized.need, backlog }).then((): AutoscalerLook => ({ skipped: null, proposal, waiting: why, decision: null, rescaleRequested: false }));
     if (stabilized.due === null) return wait(`stabilizing: the need ${direction} held ${Math.round(stabilized.heldMs / 1000)} s of ${Math.round(stabilized.windowMs / 1000)} s`);
 
     const acted = proposal.kind === 'scale' ? { ...proposal, parallelism: stabilizedParallelism(proposal, stabilized.due, processes) } : proposal;
@@ -174,7 +173,7 @@ export class DeploymentAutoscaler {
       toParallelism: verdict.toParallelism,
     });
     // Asked for: the rescale is the next change; its cool-down starts when it settles.
-    await schedule({ need: rescaleRequested ? null : stabilized.need, backlog, inputBacklogs });
+    await schedule({ need: rescaleRequested ? null : stabilized.need, backlog });
     return { skipped: null, proposal, waiting: null, decision, rescaleRequested };
   }
 

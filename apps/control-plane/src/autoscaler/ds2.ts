@@ -21,8 +21,6 @@ export interface OperatorRates {
   /** Records/s one subtask processes when busy all the time (the measured subtasks' records ÷ their busy time); null: none measured. */
   readonly trueRatePerSubtask: number | null;
   readonly measuredSubtasks: number;
-  /** Records waiting for it in the Kafka exchange, over its subtasks; null where none reads the exchange. */
-  readonly inputBacklog: number | null;
 }
 
 export function operatorRates(operatorId: string, snapshots: readonly SubtaskMetricsSnapshot[], subtasks: number): OperatorRates {
@@ -33,11 +31,9 @@ export function operatorRates(operatorId: string, snapshots: readonly SubtaskMet
   let measuredRecords = 0;
   let measuredBusySec = 0;
   let measured = 0;
-  let inputBacklog: number | null = null;
   for (const s of snapshots) {
     if (s.operatorId !== operatorId || s.subtask >= subtasks) continue;
     subtaskRates[s.subtask] = s.recordsInPerSec;
-    if (typeof s.inputBacklog === 'number') inputBacklog = (inputBacklog ?? 0) + s.inputBacklog;
     busySum += s.busyMsPerSec;
     if (s.busyMsPerSec > busyMax) [busyMax, maxSubtask] = [s.busyMsPerSec, s.subtask];
     if (s.busyMsPerSec >= MEASURABLE_BUSY_MS_PER_SEC) {
@@ -54,7 +50,6 @@ export function operatorRates(operatorId: string, snapshots: readonly SubtaskMet
     busyMsPerSec: { mean: busySum / subtasks, max: busyMax, maxSubtask },
     trueRatePerSubtask: measured && measuredRecords > 0 ? measuredRecords / measuredBusySec : null,
     measuredSubtasks: measured,
-    inputBacklog,
   };
 }
 
@@ -110,23 +105,8 @@ export interface OperatorNeed {
   readonly measured: boolean;
 }
 
-/** What waits for an operator in the Kafka exchange: how fast that grew since the last look, and the catch-up window. */
-export interface OperatorInput {
-  /** Records/s the operator's exchange backlog grew (negative: shrank); null without a previous sample. */
-  readonly backlogGrowthPerSec: number | null;
-  readonly catchUpMs: number;
-}
-
-/**
- * An operator's demand at the target rate. What arrives for it is what it took in plus its exchange backlog's
- * growth: behind the Kafka exchange a stage slower than its upstream falls behind in its own partitions, and what it
- * takes in is then its capacity, not the load (the sources read everything and report no backlog). That arrival is
- * scaled by the sources' ratio, and its waiting records are drained within the catch-up window, as the sources' are.
- */
-export function operatorNeed(rates: OperatorRates, scale: number, targetUtilization: number, input?: OperatorInput): OperatorNeed {
-  const arrival = Math.max(0, rates.recordsInPerSec + (input?.backlogGrowthPerSec ?? 0));
-  const drain = input && rates.inputBacklog !== null ? rates.inputBacklog / (input.catchUpMs / 1000) : 0;
-  const targetRatePerSec = arrival * scale + drain;
+export function operatorNeed(rates: OperatorRates, scale: number, targetUtilization: number): OperatorNeed {
+  const targetRatePerSec = rates.recordsInPerSec * scale;
   if (rates.trueRatePerSubtask === null) {
     // Idle or nearly so: at most 5% busy, so the utilization is known to be low without a rate to divide by.
     const utilization = (rates.busyMsPerSec.mean / 1000) * scale;

@@ -16,7 +16,6 @@ function operator(busy: readonly number[], operatorId = 'counts'): OperatorRates
     busyMsPerSec: { mean, max, maxSubtask: busy.indexOf(max) },
     trueRatePerSubtask: 1_000,
     measuredSubtasks: busy.length,
-    inputBacklog: null,
   };
 }
 

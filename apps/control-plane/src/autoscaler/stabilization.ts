@@ -7,8 +7,6 @@ export interface AutoscalerState {
   readonly need: StabilizedNeed | null;
   /** The last source backlog seen, so the next look reads its growth (the ingest rate beyond what is read). */
   readonly backlog: { readonly atMs: number; readonly records: number } | null;
-  /** The last exchange backlog per operator, so the next look reads its growth (absent in states from before it). */
-  readonly inputBacklogs?: { readonly atMs: number; readonly records: Readonly<Record<string, number>> } | null;
 }
 
 export interface StabilizedNeed {

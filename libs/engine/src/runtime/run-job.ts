@@ -227,10 +227,7 @@ class JobInstance implements RunningJob {
       const windows = rt.plan.root.kind === 'window';
       const splittable = isSplittable(rt.plan);
       for (const i of rt.local) {
-        const base = rt.metrics[i].snapshot(now, rt.subtasks[i].currentWatermark, rt.pumps[i]?.backlog?.() ?? null);
-        // A keyed subtask behind the Kafka exchange says what waits for it there (the autoscaler's demand on it).
-        const waiting = rt.pumps[i]?.inputBacklog?.();
-        const snapshot = waiting === undefined ? base : { ...base, inputBacklog: waiting };
+        const snapshot = rt.metrics[i].snapshot(now, rt.subtasks[i].currentWatermark, rt.pumps[i]?.backlog?.() ?? null);
         out.push(windows ? { ...snapshot, windows: true, ...(splittable ? { keySplits: rt.splits.splits } : {}) } : snapshot);
       }
     }

@@ -32,7 +32,6 @@ export const metricsSnapshotSchema = z.object({
   deadLettered: nonNegative,
   // Optional on the wire: a worker from before the field sends none, read as null (no backlog reported).
   sourceBacklog: nonNegative.nullable().default(null),
-  inputBacklog: nonNegative.optional(),
   keySplits: z
     .array(
       z.object({

@@ -24,11 +24,6 @@ export interface SourcePump {
    * once per metrics snapshot, never per record.
    */
   backlog?(): number;
-  /**
-   * An exchange reader's records waiting for its subtask: behind the log end over the exchange partitions it reads
-   * (a keyed stage slower than its upstream falls behind here, not at the source). Once per metrics snapshot.
-   */
-  inputBacklog?(): number;
 }
 
 /**

@@ -209,14 +209,6 @@ export class KafkaExchangePump implements SourcePump {
     });
   }
 
-  /** Records behind the log end over the key groups' partitions this reader reads (not its standby ones). */
-  inputBacklog(): number {
-    const lag = this.reader.lag();
-    let total = 0;
-    for (const keyGroup of this.partitions) total += lag.get(`${this.topic}:${keyGroup}`) ?? 0;
-    return total;
-  }
-
   /** A subtask that joined the run and has not adopted a key group yet: it takes the old owner's operator state. */
   get awaitsFirstKeyGroup(): boolean {
     return this.fresh;
