@@ -3,9 +3,10 @@
  * sink: its bundle, its deployment, its input fed in steps, and the check that the committed output equals an
  * uninterrupted run's, record by record (lost or repeated state shows as wrong totals).
  */
+import { keyGroupOfKey } from '@weir/engine';
 import { expect } from 'vitest';
 import { buildJob, insertBundle } from '../control-plane/deployments/support';
-import { expectedOutput, inputRecords, type Output, readAll, sortOutputs, TOTALS_OPERATORS, totalsJobSource } from '../chaos/support';
+import { expectedOutput, inputRecords, KEYS, type Output, readAll, sortOutputs, TOTALS_OPERATORS, totalsJobSource } from '../chaos/support';
 import type { Platform } from '../support/platform';
 
 export interface TotalsFlow {
@@ -51,8 +52,30 @@ export function totalsFlow(platform: Platform<'input' | 'output'>, step: number,
     async expectExactOutput(timeoutMs = 45_000) {
       const records = await readAll(platform.kafka, platform.topics.output, 2, (n) => n >= sent, timeoutMs);
       const outputs = sortOutputs(records.map((r) => JSON.parse(r.value!.toString()) as Output));
-      expect(outputs.length).toBe(sent);
+      expect(outputs.length, outputs.length === sent ? '' : shortfall(outputs, sent)).toBe(sent);
       expect(outputs).toEqual(expectedOutput(sent));
     },
   };
+}
+
+/**
+ * What is missing, said so that a failure tells where to look: per key short of records, its key group (max
+ * parallelism 32) and the input indexes it lacks, as ranges; and the same counts per input partition (key mod 2).
+ */
+function shortfall(outputs: readonly Output[], sent: number): string {
+  const seen = new Set(outputs.map((o) => o.i));
+  const missing = new Map<number, number[]>();
+  for (let i = 0; i < sent; i++) if (!seen.has(i)) (missing.get(i % KEYS) ?? missing.set(i % KEYS, []).get(i % KEYS)!).push(i);
+  const ranges = (is: number[]) => {
+    const out: string[] = [];
+    let start = is[0];
+    for (let j = 1; j <= is.length; j++) {
+      if (j < is.length && is[j] === is[j - 1] + KEYS) continue;
+      out.push(start === is[j - 1] ? `${start}` : `${start}..${is[j - 1]}`);
+      start = is[j];
+    }
+    return out.join(',');
+  };
+  const perKey = [...missing].map(([k, is]) => `k${k} (key group ${keyGroupOfKey(`k${k}`, 32)}, partition ${k % 2}): ${is.length} missing, i ${ranges(is)}`);
+  return `${outputs.length} of ${sent} outputs; ${missing.size} keys short:\n  ${perKey.join('\n  ')}`;
 }
