@@ -52,20 +52,28 @@ export function totalsFlow(platform: Platform<'input' | 'output'>, step: number,
     async expectExactOutput(timeoutMs = 45_000) {
       const records = await readAll(platform.kafka, platform.topics.output, 2, (n) => n >= sent, timeoutMs);
       const outputs = sortOutputs(records.map((r) => JSON.parse(r.value!.toString()) as Output));
-      expect(outputs.length, outputs.length === sent ? '' : shortfall(outputs, sent)).toBe(sent);
+      expect(outputs.length, outputs.length === sent ? '' : shortfall(outputs, sent, partitions)).toBe(sent);
       expect(outputs).toEqual(expectedOutput(sent));
     },
   };
 }
 
+/** The totals job's max parallelism (chaos/support.ts totalsJobSource): where a key's key group is computed. */
+const MAX_PARALLELISM = 32;
+
 /**
- * What is missing, said so that a failure tells where to look: per key short of records, its key group (max
- * parallelism 32) and the input indexes it lacks, as ranges; and the same counts per input partition (key mod 2).
+ * What is missing, said so that a failure tells where to look: per key short of records, its key group, its input
+ * partition and the input indexes it lacks, as ranges (a key's indexes are KEYS apart).
  */
-function shortfall(outputs: readonly Output[], sent: number): string {
+function shortfall(outputs: readonly Output[], sent: number, partitions: number): string {
   const seen = new Set(outputs.map((o) => o.i));
   const missing = new Map<number, number[]>();
-  for (let i = 0; i < sent; i++) if (!seen.has(i)) (missing.get(i % KEYS) ?? missing.set(i % KEYS, []).get(i % KEYS)!).push(i);
+  for (let i = 0; i < sent; i++) {
+    if (seen.has(i)) continue;
+    const k = i % KEYS;
+    if (!missing.has(k)) missing.set(k, []);
+    missing.get(k)!.push(i);
+  }
   const ranges = (is: number[]) => {
     const out: string[] = [];
     let start = is[0];
@@ -76,6 +84,8 @@ function shortfall(outputs: readonly Output[], sent: number): string {
     }
     return out.join(',');
   };
-  const perKey = [...missing].map(([k, is]) => `k${k} (key group ${keyGroupOfKey(`k${k}`, 32)}, partition ${k % 2}): ${is.length} missing, i ${ranges(is)}`);
+  const perKey = [...missing].map(
+    ([k, is]) => `k${k} (key group ${keyGroupOfKey(`k${k}`, MAX_PARALLELISM)}, partition ${k % partitions}): ${is.length} missing, i ${ranges(is)}`,
+  );
   return `${outputs.length} of ${sent} outputs; ${missing.size} keys short:\n  ${perKey.join('\n  ')}`;
 }
