@@ -1,16 +1,17 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { extname, join } from 'node:path';
+import { jobHostEnv } from './job-host-env';
 
 /**
  * Forks one job host child process: the one place its entry, loader and stdio are chosen. The child loads the
  * engine, kafkajs, the state store and the S3 client as it starts (about a second of CPU here), then waits for its
- * start message on IPC.
+ * start message on IPC. It gets only the environment a job host needs (job-host-env.ts): tenant code runs in it.
  */
 export function forkJobHost(): ChildProcess {
   // From TypeScript sources (development, demo, tests) the child needs the same loader as this process.
   const entry = join(__dirname, `job-host${extname(__filename)}`);
   const execArgv = extname(__filename) === '.ts' ? ['-r', '@swc-node/register'] : [];
-  return fork(entry, [], { execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'], serialization: 'advanced' });
+  return fork(entry, [], { execArgv, env: jobHostEnv(process.env), stdio: ['ignore', 'inherit', 'inherit', 'ipc'], serialization: 'advanced' });
 }
 
 export interface WarmJobHostsOptions {
