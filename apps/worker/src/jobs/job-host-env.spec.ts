@@ -48,3 +48,17 @@ describe('forkJobHost', () => {
     }
   });
 });
+
+describe('the job host permission model', () => {
+  it('refuses child processes and worker threads, allows files and addons', async () => {
+    const child = forkJobHost();
+    try {
+      const cmdline = (await readFile(`/proc/${child.pid}/cmdline`, 'utf8')).split('\0');
+      expect(cmdline).toContain('--experimental-permission');
+      expect(cmdline).not.toContain('--allow-child-process');
+      expect(cmdline).not.toContain('--allow-worker');
+    } finally {
+      child.kill('SIGKILL');
+    }
+  });
+});

@@ -7,11 +7,25 @@ import { jobHostEnv } from './job-host-env';
  * engine, kafkajs, the state store and the S3 client as it starts (about a second of CPU here), then waits for its
  * start message on IPC. It gets only the environment a job host needs (job-host-env.ts): tenant code runs in it.
  */
+/**
+ * Node's permission model for a job host: tenant code runs in it, and it may not start processes or worker threads
+ * (spawn, exec, fork, process.binding and new Worker throw ERR_ACCESS_DENIED) — the trusted part needs neither.
+ * Files stay open to it (`*`): a spare is forked before its job's bundle and state folder are known, and Node 20
+ * fixes these paths at start. Addons stay allowed: the state store (classic-level) is one.
+ */
+const JOB_HOST_PERMISSIONS = [
+  '--experimental-permission',
+  '--allow-fs-read=*',
+  '--allow-fs-write=*',
+  '--allow-addons',
+  '--disable-warning=ExperimentalWarning',
+];
+
 export function forkJobHost(): ChildProcess {
   // From TypeScript sources (development, demo, tests) the child needs the same loader as this process.
   const entry = join(__dirname, `job-host${extname(__filename)}`);
-  const execArgv = extname(__filename) === '.ts' ? ['-r', '@swc-node/register'] : [];
-  return fork(entry, [], { execArgv, env: jobHostEnv(process.env), stdio: ['ignore', 'inherit', 'inherit', 'ipc'], serialization: 'advanced' });
+  const loader = extname(__filename) === '.ts' ? ['-r', '@swc-node/register'] : [];
+  return fork(entry, [], { execArgv: [...JOB_HOST_PERMISSIONS, ...loader], env: jobHostEnv(process.env), stdio: ['ignore', 'inherit', 'inherit', 'ipc'], serialization: 'advanced' });
 }
 
 export interface WarmJobHostsOptions {

@@ -1,0 +1,66 @@
+/**
+ * A hostile bundle on a real worker: as it loads, it tries to start a process and a worker thread, and reads the
+ * worker's secrets from its environment. The job host runs under Node's permission model with an allow-list
+ * environment (apps/worker/src/jobs/job-host-forks.ts, job-host-env.ts): spawning and threads are refused, the secret
+ * is not there. The bundle reports what it met by failing to load, which the worker answers with a refused run.
+ */
+import { randomBytes } from 'node:crypto';
+import { type RunSubtasks } from '@weir/protocol';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startWorkerFixture, type WorkerFixture } from './worker-fixture';
+
+const run = randomBytes(4).toString('hex');
+const TENANT = `t${run}`;
+const JOB = 'hostile';
+const SECRET = `postgres://weir_app:hostile-${run}@127.0.0.1:5432/weir`;
+
+const jobSource = `
+import { execSync } from 'node:child_process';
+import { Worker } from 'node:worker_threads';
+import { defineJob, json, kafkaSink, kafkaSource } from '@weir/engine';
+const met = { pg: process.env.WEIR_PG_URL ?? null };
+try { execSync('id'); met.spawn = 'ran'; } catch (err) { met.spawn = err.code ?? err.message; }
+try { new Worker('1', { eval: true }).terminate(); met.thread = 'ran'; } catch (err) { met.thread = err.code ?? err.message; }
+throw new Error('hostile bundle met ' + JSON.stringify(met));
+export default defineJob({ name: 'hostile', maxParallelism: 8 }, (job) => {
+  job.source('in', kafkaSource({ topic: 't.${TENANT}.in', format: json() })).sink('out', kafkaSink({ topic: 't.${TENANT}.out', format: json() }));
+});
+`;
+
+describe('a hostile bundle at the job host', () => {
+  let fixture: WorkerFixture;
+  const saved = process.env.WEIR_PG_URL;
+
+  beforeAll(async () => {
+    // The worker's own secret: its job hosts are forked from this environment.
+    process.env.WEIR_PG_URL = SECRET;
+    fixture = await startWorkerFixture({
+      tenantId: TENANT, jobId: JOB, workerId: `hostile-worker-${run}`, jobSource,
+      topics: [{ topic: `t.${TENANT}.in`, partitions: 1 }, { topic: `t.${TENANT}.out`, partitions: 1 }],
+    });
+  });
+
+  afterAll(async () => {
+    await fixture?.close();
+    if (saved === undefined) delete process.env.WEIR_PG_URL;
+    else process.env.WEIR_PG_URL = saved;
+  });
+
+  it('cannot spawn a process or a thread, and finds no secret in its environment', async () => {
+    const command: RunSubtasks = {
+      v: 1,
+      type: 'run-subtasks',
+      idempotencyKey: `run-${run}`,
+      issuedAt: Date.now(),
+      tenantId: TENANT,
+      jobId: JOB,
+      bundle: fixture.bundle,
+      maxParallelism: 8,
+      subtasks: [{ operatorId: 'in', subtask: 0, keyGroups: [] }],
+    };
+    const failure = await fixture.app.supervisor.run(command).then(() => null, (err: Error) => err.message);
+    const met = JSON.parse(/hostile bundle met (\{.*?\})/.exec(failure ?? '')?.[1] ?? 'null') as Record<string, unknown> | null;
+    expect(met).toEqual({ pg: null, spawn: 'ERR_ACCESS_DENIED', thread: 'ERR_ACCESS_DENIED' });
+    expect(fixture.app.supervisor.runningSubtasks()).toEqual([]);
+  });
+});
