@@ -5,7 +5,6 @@
  * is not there. The bundle reports what it met by failing to load, which the worker answers with a refused run.
  */
 import { randomBytes } from 'node:crypto';
-import { type RunSubtasks } from '@weir/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startWorkerFixture, type WorkerFixture } from './worker-fixture';
 
@@ -47,17 +46,7 @@ describe('a hostile bundle at the job host', () => {
   });
 
   it('cannot spawn a process or a thread, and finds no secret in its environment', async () => {
-    const command: RunSubtasks = {
-      v: 1,
-      type: 'run-subtasks',
-      idempotencyKey: `run-${run}`,
-      issuedAt: Date.now(),
-      tenantId: TENANT,
-      jobId: JOB,
-      bundle: fixture.bundle,
-      maxParallelism: 8,
-      subtasks: [{ operatorId: 'in', subtask: 0, keyGroups: [] }],
-    };
+    const command = fixture.runCommand({ maxParallelism: 8, subtasks: [{ operatorId: 'in', subtask: 0, keyGroups: [] }] });
     const failure = await fixture.app.supervisor.run(command).then(() => null, (err: Error) => err.message);
     const met = JSON.parse(/hostile bundle met (\{.*?\})/.exec(failure ?? '')?.[1] ?? 'null') as Record<string, unknown> | null;
     expect(met).toEqual({ pg: null, spawn: 'ERR_ACCESS_DENIED', thread: 'ERR_ACCESS_DENIED' });

@@ -6,7 +6,6 @@
  * for configs; a bundle's hard-coded topics reach the job host just the same).
  */
 import { randomBytes } from 'node:crypto';
-import { type RunSubtasks } from '@weir/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WorkerApp } from '../../apps/worker/src/worker-app';
 import { startWorkerFixture, type WorkerFixture } from './worker-fixture';
@@ -34,18 +33,8 @@ describe('tenant topics at the job host', () => {
   let fixture: WorkerFixture;
   let app: WorkerApp;
 
-  const command = (topics: { in: string; out: string }): RunSubtasks => ({
-    v: 1,
-    type: 'run-subtasks',
-    idempotencyKey: `run-${randomBytes(4).toString('hex')}`,
-    issuedAt: Date.now(),
-    tenantId: TENANT,
-    jobId: JOB,
-    bundle: fixture.bundle,
-    maxParallelism: 8,
-    subtasks: [{ operatorId: 'in', subtask: 0, keyGroups: [] }],
-    config: { topics },
-  });
+  const command = (topics: { in: string; out: string }) =>
+    fixture.runCommand({ maxParallelism: 8, subtasks: [{ operatorId: 'in', subtask: 0, keyGroups: [] }], config: { topics } });
 
   beforeAll(async () => {
     fixture = await startWorkerFixture({

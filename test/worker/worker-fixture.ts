@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -5,7 +6,7 @@ import { createBlobStore, type BlobStore } from '@weir/blob';
 import { buildBundle } from '@weir/bundle';
 import type { WeirConfig } from '@weir/config';
 import { createKafkaConnector, type KafkaConnector } from '@weir/kafka';
-import { createCommandDispatcher, type CommandDispatcher } from '@weir/protocol';
+import { createCommandDispatcher, type CommandDispatcher, type RunSubtasks } from '@weir/protocol';
 import pino from 'pino';
 import { WorkerApp } from '../../apps/worker/src/worker-app';
 import { deleteQueues, testConfig, uniquePrefix } from '../control-plane/support/control-plane';
@@ -18,6 +19,8 @@ export interface WorkerFixture {
   readonly dispatcher: CommandDispatcher;
   /** The job's bundle, built from its source and stored on S3 under the tenant's prefix. */
   readonly bundle: { key: string; sha256: string };
+  /** A run-subtasks command for the fixture's tenant, job and bundle, with a fresh idempotency key. */
+  runCommand(run: Pick<RunSubtasks, 'maxParallelism' | 'subtasks'> & Partial<RunSubtasks>): RunSubtasks;
   /** Stops the worker and removes what the fixture and the job created (topics, queues, bundle, home). */
   close(): Promise<void>;
 }
@@ -52,6 +55,16 @@ export async function startWorkerFixture(options: {
   const dispatcher = createCommandDispatcher(config);
   return {
     config, app, kafka, blobs, dispatcher, bundle,
+    runCommand: (run) => ({
+      v: 1,
+      type: 'run-subtasks',
+      idempotencyKey: `run-${randomBytes(4).toString('hex')}`,
+      issuedAt: Date.now(),
+      tenantId: options.tenantId,
+      jobId: options.jobId,
+      bundle,
+      ...run,
+    }),
     async close() {
       await dispatcher.close();
       await app.stop('test finished');

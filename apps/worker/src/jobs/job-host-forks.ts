@@ -3,11 +3,6 @@ import { extname, join } from 'node:path';
 import { jobHostEnv } from './job-host-env';
 
 /**
- * Forks one job host child process: the one place its entry, loader and stdio are chosen. The child loads the
- * engine, kafkajs, the state store and the S3 client as it starts (about a second of CPU here), then waits for its
- * start message on IPC. It gets only the environment a job host needs (job-host-env.ts): tenant code runs in it.
- */
-/**
  * Node's permission model for a job host: tenant code runs in it, and it may not start processes or worker threads
  * (spawn, exec, fork, process.binding and new Worker throw ERR_ACCESS_DENIED) — the trusted part needs neither.
  * Files stay open to it (`*`): a spare is forked before its job's bundle and state folder are known, and Node 20
@@ -21,6 +16,11 @@ const JOB_HOST_PERMISSIONS = [
   '--disable-warning=ExperimentalWarning',
 ];
 
+/**
+ * Forks one job host child process: the one place its entry, loader and stdio are chosen. The child loads the
+ * engine, kafkajs, the state store and the S3 client as it starts (about a second of CPU here), then waits for its
+ * start message on IPC. It gets only the environment a job host needs (job-host-env.ts): tenant code runs in it.
+ */
 export function forkJobHost(): ChildProcess {
   // From TypeScript sources (development, demo, tests) the child needs the same loader as this process.
   const entry = join(__dirname, `job-host${extname(__filename)}`);
