@@ -7,7 +7,7 @@ const root = fileURLToPath(new URL('.', import.meta.url));
 
 // SWC (not esbuild) compiles the tests so that Nest's decorator metadata is emitted.
 const alias = Object.fromEntries(
-  ['config', 'engine', 'state', 'kafka', 'metrics', 'db', 'blob', 'protocol', 'bundle', 'datagen', 'rules', 'checkpoint', 'partitioner'].map((lib) => [
+  ['config', 'engine', 'state', 'kafka', 'metrics', 'db', 'blob', 'protocol', 'bundle', 'datagen', 'rules', 'checkpoint', 'partitioner', 'sandbox'].map((lib) => [
     `@weir/${lib}`,
     resolve(root, `libs/${lib}/src`),
   ]),

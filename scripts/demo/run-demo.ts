@@ -11,7 +11,7 @@ import { join, resolve } from 'node:path';
 import { buildBundle } from '@weir/bundle';
 import { loadConfig } from '@weir/config';
 import { TransactionStream } from '@weir/datagen';
-import { deadLetterTopic, encodeKey, keyGroupFor } from '@weir/engine';
+import { deadLetterTopic, encodeKey, keyGroupFor, operatorIdsOf } from '@weir/engine';
 import { createKafkaConnector } from '@weir/kafka';
 import fraudJob, { fraudJobConfig, fraudRulesSchema, OPERATOR_IDS, tenantFraudTopics } from '../../examples/fraud-detection/job';
 import { collectAlerts, readAcks, readOffsets } from './demo-topics';
@@ -102,7 +102,7 @@ async function main(): Promise<void> {
 
     const built = await bundle;
     const deployConfig = fraudJobConfig(fraudTopics, { maxWindowMs: MAX_WINDOW_MS, maxOutOfOrdernessMs: 200, idleTimeoutMs: 0 });
-    const operatorIds = fraudJob.instantiate(deployConfig).nodes.map((n) => n.id).filter((id) => !id.includes('#'));
+    const operatorIds = operatorIdsOf(fraudJob.instantiate(deployConfig));
     const manifest = {
       name: 'fraud-detection', version: '1.0.0', entryPoint: 'job.js', operatorIds, rulesSchema: fraudRulesSchema(MAX_WINDOW_MS),
       defaultParallelism: PARALLELISM, maxParallelism: fraudJob.maxParallelism,

@@ -4,6 +4,7 @@ import { createBlobStore, type BlobStore } from '@weir/blob';
 import { createPool, withTenant, type Pool } from '@weir/db';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readJson, startControlPlane, testConfig, uniquePrefix, type PageBody, type ProblemBody, type RunningControlPlane } from '../support/control-plane';
+import { jobSource } from '../support/job-source';
 import { createTestTenant, type TestTenant } from '../support/tenants';
 
 interface BundleBody {
@@ -30,6 +31,9 @@ function manifest(overrides: Record<string, unknown> = {}) {
     ...overrides,
   };
 }
+
+/** A bundle whose job is what manifest() says (operator ids source, score, sink; maxParallelism 128). */
+const job = (extra: { sizeBytes?: number; variant?: string } = {}) => jobSource({ operatorIds: ['source', 'score', 'sink'], maxParallelism: 128, ...extra });
 
 function form(parts: [string, string | Buffer][]): FormData {
   const body = new FormData();
@@ -81,7 +85,7 @@ describe('bundles', () => {
   });
 
   it('streams a bundle to S3 under the tenant prefix with its sha256 and size, and reads it back', async () => {
-    const code = Buffer.from(`module.exports = ${JSON.stringify(randomBytes(3000).toString('base64'))};\n`);
+    const code = job({ variant: randomBytes(3000).toString('base64') });
     const res = await upload(a, form([['manifest', JSON.stringify(manifest())], ['bundle', code]]));
     expect(res.status).toBe(201);
     const bundle = await readJson<BundleBody>(res);
@@ -121,7 +125,7 @@ describe('bundles', () => {
     expect(huge.status).toBe(413);
     expect(await objectsUnder(blob, `tenants/${small.tenantId}/`)).toEqual([]);
     // Exactly the limit is accepted.
-    expect((await upload(small, form([['manifest', JSON.stringify(manifest())], ['bundle', randomBytes(1024)]]))).status).toBe(201);
+    expect((await upload(small, form([['manifest', JSON.stringify(manifest())], ['bundle', job({ sizeBytes: 1024 })]]))).status).toBe(201);
   });
 
   it('cuts off a multipart-sized upload past the limit and leaves no parts or objects', async () => {
@@ -150,6 +154,22 @@ describe('bundles', () => {
     expect(res.status).toBe(400);
     const problem = await readJson<ProblemBody>(res);
     expect(problem.errors!.map((e) => e.name)).toContain(field);
+    expect(await rowCount(b)).toBe(0);
+    expect(await objectsUnder(blob, `tenants/${b.tenantId}/`)).toEqual([]);
+  });
+
+  it.each([
+    ['operator ids the job does not have', { operatorIds: ['source', 'scorer', 'sink'] }, job(), 'manifest.operatorIds', `lists "scorer", which the job does not have and leaves out "score": the job's operator ids are ["source","score","sink"]`],
+    ['another maxParallelism', { maxParallelism: 64 }, job(), 'manifest.maxParallelism', "is 64, but the job's is 128"],
+    ['a file that exports no job', {}, Buffer.from('module.exports = 1;'), 'bundle', 'the bundle must export a job definition'],
+    ['a file that is not JavaScript', {}, randomBytes(512), 'bundle', 'the bundle is not valid JavaScript'],
+    ['a bundle that loops forever as it loads', {}, Buffer.from(`for (;;) {}\n${job()}`), 'bundle', 'the bundle ran for more than 2000 ms as it loaded'],
+    ['a bundle that starts a process as it loads', {}, Buffer.from(`require('node:child_process').execSync('id');\n${job()}`), 'bundle', 'require("node:child_process").execSync is not available'],
+  ])('checks the manifest against the code: refuses %s with 400 naming it, and stores nothing', async (_what, overrides, code, field, reason) => {
+    const res = await upload(b, form([['manifest', JSON.stringify(manifest({ version: '5.0.0', ...overrides }))], ['bundle', code]]));
+    expect(res.status).toBe(400);
+    const problem = await readJson<ProblemBody>(res);
+    expect(problem.errors!.find((e) => e.name === field)?.reason).toContain(reason);
     expect(await rowCount(b)).toBe(0);
     expect(await objectsUnder(blob, `tenants/${b.tenantId}/`)).toEqual([]);
   });
@@ -188,7 +208,7 @@ describe('bundles', () => {
   });
 
   it('replays an upload under the same Idempotency-Key and refuses other bytes under it (422)', async () => {
-    const code = Buffer.from('module.exports = "idempotent";');
+    const code = job({ variant: 'idempotent' });
     const idem = { 'idempotency-key': randomBytes(8).toString('hex') };
     const m = JSON.stringify(manifest({ version: '2.0.0' }));
     const first = await upload(a, form([['manifest', m], ['bundle', code]]), idem);
@@ -197,7 +217,7 @@ describe('bundles', () => {
     expect(again.status).toBe(201);
     expect(again.headers.get('idempotent-replayed')).toBe('true');
     expect(await readJson<BundleBody>(again)).toEqual(await readJson<BundleBody>(first));
-    const other = await upload(a, form([['manifest', m], ['bundle', Buffer.from('module.exports = "different";')]]), idem);
+    const other = await upload(a, form([['manifest', m], ['bundle', job({ variant: 'different' })]]), idem);
     expect(other.status).toBe(422);
     expect(await rowCount(a)).toBe(2);
     expect((await objectsUnder(blob, `tenants/${a.tenantId}/`)).filter((k) => k.includes('/2.0.0/'))).toHaveLength(1);
@@ -213,7 +233,7 @@ describe('bundles', () => {
   });
 
   it('row-level security: as the application role with tenant A set, SELECT * FROM bundles sees none of B', async () => {
-    expect((await upload(b, form([['manifest', JSON.stringify(manifest())], ['bundle', Buffer.from('b code')]]))).status).toBe(201);
+    expect((await upload(b, form([['manifest', JSON.stringify(manifest())], ['bundle', job({ variant: 'b' })]]))).status).toBe(201);
     const seen = await withTenant(pool, a.tenantId, async (c) => (await c.query<{ tenant_id: string }>('SELECT * FROM bundles')).rows);
     expect(seen.length).toBeGreaterThan(0);
     expect(seen.every((r) => r.tenant_id === a.tenantId)).toBe(true);

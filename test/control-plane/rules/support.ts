@@ -1,6 +1,8 @@
-import { createHash } from 'node:crypto';
-import { resolve } from 'node:path';
-import { encodeKey, keyGroupFor } from '@weir/engine';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { buildBundle } from '@weir/bundle';
+import { encodeKey, keyGroupFor, operatorIdsOf } from '@weir/engine';
 import { buildFraudJob, fraudRulesSchema, type FraudJobTopics } from '../../../examples/fraud-detection';
 import type { Platform } from '../../support/platform';
 import { type BuiltJob, type Api, waitForStatus } from '../deployments/support';
@@ -28,26 +30,28 @@ export function fraudSettings(topics: FraudJobTopics) {
 }
 
 /**
- * The fraud job as a bundle. The bundler (libs/bundle) builds single-file jobs importing only @weir/engine; the fraud
- * job spans files and @weir/rules, so this bundle requires the job from the repository by absolute path (the worker
- * here runs from the same checkout under @swc-node/register); @weir/engine is still the worker's own.
+ * The fraud job as a bundle, built by libs/bundle the way a user's is: a generated entry file exports the job built
+ * with these topics and the test's settings, and the bundler brings in the job's files and @weir/rules.
  */
-export function fraudBundle(topics: FraudJobTopics): BuiltJob {
-  const code = Buffer.from(
-    `"use strict";\nconst fraud = require(${JSON.stringify(FRAUD_INDEX)});\n` +
-      `module.exports = { default: fraud.buildFraudJob(${JSON.stringify(fraudSettings(topics))}) };\n`,
-  );
-  return { code, sha256: createHash('sha256').update(code).digest('hex') };
+export async function fraudBundle(topics: FraudJobTopics): Promise<BuiltJob> {
+  const dir = await mkdtemp(join(tmpdir(), 'weir-fraud-bundle-'));
+  try {
+    const entry = join(dir, 'job.ts');
+    await writeFile(entry, `import { buildFraudJob } from ${JSON.stringify(FRAUD_INDEX)};\nexport default buildFraudJob(${JSON.stringify(fraudSettings(topics))});\n`);
+    const built = await buildBundle(entry);
+    return { code: built.code, sha256: built.sha256 };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
 }
 
 /** The operator ids of the job graph (the manifest lists them). */
 export function fraudOperatorIds(topics: FraudJobTopics): string[] {
-  // Internal nodes (`rules#broadcast`) are not operators a manifest names.
-  return buildFraudJob(fraudSettings(topics)).nodes.map((n) => n.id).filter((id) => !id.includes('#'));
+  return operatorIdsOf(buildFraudJob(fraudSettings(topics)));
 }
 
 export async function uploadFraudBundle(baseUrl: string, token: string, topics: FraudJobTopics, version = '1.0.0'): Promise<string> {
-  const job = fraudBundle(topics);
+  const job = await fraudBundle(topics);
   const manifest = {
     name: 'fraud-detection', version, entryPoint: 'job.js', operatorIds: fraudOperatorIds(topics), rulesSchema: fraudRulesSchema(FRAUD_MAX_WINDOW_MS),
     defaultParallelism: 2, maxParallelism: FRAUD_MAX_PARALLELISM, topics: Object.values(topics),

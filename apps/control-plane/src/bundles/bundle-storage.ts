@@ -67,6 +67,18 @@ export class BundleStorage {
     return { key, sha256: limiter.digest(), sizeBytes: limiter.bytes, etag };
   }
 
+  /** The staged bytes, read back for the bundle check (at most `staged.sizeBytes`, which the upload already bounded). */
+  async readStaged(staged: StoredObject): Promise<Buffer> {
+    const chunks: Buffer[] = [];
+    let bytes = 0;
+    for await (const chunk of await this.blob.get(staged.key)) {
+      bytes += (chunk as Buffer).length;
+      if (bytes > staged.sizeBytes) throw new BundleIntegrityError(`the staged bundle ${staged.key} is longer than the ${staged.sizeBytes} bytes uploaded`);
+      chunks.push(chunk as Buffer);
+    }
+    return Buffer.concat(chunks);
+  }
+
   /**
    * Copies `staged` to `to` inside S3 and verifies the copy; removes `to` when anything fails. AWS S3 reports the
    * SHA-256 of the bytes it wrote (the copy asks for it): it must be the hash taken on the way in, which checks the

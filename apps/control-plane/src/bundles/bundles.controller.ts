@@ -28,7 +28,7 @@ import { bundleIdParamsSchema, bundleVersionParamsSchema, decodeBundleKey, listB
 @ApiTags('bundles')
 @ApiTenantAuth()
 @ApiProblemResponse(500, 'Unexpected failure; the detail is generic and the request id is logged')
-@ApiProblemResponse(503, 'A dependency (Postgres, S3) is unavailable; nothing was stored; retry later')
+@ApiProblemResponse(503, 'A dependency (Postgres, S3, the bundle check) is unavailable; nothing was stored; retry later')
 @Controller('v1/bundles')
 export class BundlesController {
   constructor(private readonly bundles: BundlesService) {}
@@ -39,13 +39,16 @@ export class BundlesController {
   @ApiOperation({
     summary: 'Upload a job bundle: multipart/form-data, the manifest field first, then the bundle file',
     description:
-      "Streamed to S3 while hashed (sha256); cut off past the tenant's maxBundleBytes (413). The manifest is validated before any byte is stored. Versions are immutable. Nothing is kept on failure.",
+      "Streamed to S3 while hashed (sha256); cut off past the tenant's maxBundleBytes (413). The manifest is validated before any byte is stored; then the bundle is loaded in a sandbox (a V8 isolate with no Node, file system, network or environment, within a memory and a time limit) and the manifest's operatorIds and maxParallelism must be its job's. Versions are immutable. Nothing is kept on failure.",
   })
   @ApiConsumes('multipart/form-data')
   @ApiBody({ type: UploadBundleDto })
   @ApiIdempotencyKey()
   @ApiCreatedResponse({ type: BundleDto })
-  @ApiProblemResponse(400, 'Malformed multipart, a part missing or out of order, or an invalid manifest (the problem names the field)')
+  @ApiProblemResponse(
+    400,
+    "Malformed multipart, a part missing or out of order, an invalid manifest, a manifest that disagrees with the bundle's job, or a bundle that does not load as a job in the sandbox (the problem names the field and why)",
+  )
   @ApiProblemResponse(413, "The bundle is larger than the tenant's maxBundleBytes (type urn:weir:problem:quota-exceeded)")
   async upload(
     @CurrentPrincipal() principal: Principal,

@@ -1,13 +1,15 @@
 import { Module } from '@nestjs/common';
+import { BundleInspector } from '@weir/sandbox';
 import { BundleStorage } from './bundle-storage';
 import { BundlesController } from './bundles.controller';
 import { BundlesRepository } from './bundles.repository';
 import { BundlesService } from './bundles.service';
 
-/** Job bundles: multipart upload streamed to S3, immutable versions, manifest validation. */
+/** Job bundles: multipart upload streamed to S3, immutable versions, the manifest validated and checked against the code. */
 @Module({
   controllers: [BundlesController],
-  providers: [BundlesRepository, BundleStorage, BundlesService],
+  // One inspector per control plane: it bounds how many bundle checks (a process each) run at once.
+  providers: [BundlesRepository, BundleStorage, BundlesService, { provide: BundleInspector, useFactory: () => new BundleInspector() }],
   exports: [BundlesService],
 })
 export class BundlesModule {}

@@ -51,3 +51,13 @@ export interface JobDefinition {
   readonly maxParallelism: number;
   readonly nodes: readonly NodeSpec[];
 }
+
+/**
+ * The ids that name a job's operators and their state, in graph order: what a bundle's manifest lists. A derived
+ * node (a broadcast or a side output, `score#broadcast`) is part of the operator before its `#`.
+ */
+export function operatorIdsOf(job: JobDefinition): string[] {
+  const ids: string[] = [];
+  for (const node of job.nodes) if (!node.id.includes('#')) ids.push(node.id);
+  return ids;
+}

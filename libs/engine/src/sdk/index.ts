@@ -11,7 +11,7 @@ export {
   type TopicParameter,
 } from './parameters';
 export { DataStream, KeyedStream, BroadcastStream, BroadcastConnectedStream, StreamBuilder, JobDefinitionError } from './stream';
-export type { JobDefinition, NodeSpec } from './graph';
+export { operatorIdsOf, type JobDefinition, type NodeSpec } from './graph';
 export * from './functions';
 export * from './state';
 export * from './serde';

@@ -1,0 +1,33 @@
+import type { BundleFacts } from '@weir/sandbox';
+import type { InvalidParameter } from '../problems/problem-details';
+import type { BundleManifest } from './manifest';
+
+/**
+ * Where the manifest disagrees with the bundle's code (its job as loaded in the sandbox): the operator ids name the
+ * job's state in every checkpoint, restore check and key-group move, and maxParallelism fixes its key groups, so
+ * they must be the job's, not what the uploader claims. Each problem says what the job has, to copy.
+ */
+export function manifestProblems(manifest: BundleManifest, facts: BundleFacts): InvalidParameter[] {
+  const problems: InvalidParameter[] = [];
+  const listed = new Set(manifest.operatorIds);
+  const actual = new Set(facts.operatorIds);
+  const extra = manifest.operatorIds.filter((id) => !actual.has(id));
+  const missing = facts.operatorIds.filter((id) => !listed.has(id));
+  if (extra.length > 0 || missing.length > 0) {
+    const wrong = [
+      extra.length > 0 ? `lists ${quoted(extra)}, which the job does not have` : '',
+      missing.length > 0 ? `leaves out ${quoted(missing)}` : '',
+    ].filter(Boolean);
+    problems.push({ in: 'body', name: 'manifest.operatorIds', reason: `${wrong.join(' and ')}: the job's operator ids are ${JSON.stringify(facts.operatorIds)}` });
+  }
+  if (manifest.maxParallelism !== facts.maxParallelism) {
+    problems.push({
+      in: 'body',
+      name: 'manifest.maxParallelism',
+      reason: `is ${manifest.maxParallelism}, but the job's is ${facts.maxParallelism} (defineJob's maxParallelism, default 128)`,
+    });
+  }
+  return problems;
+}
+
+const quoted = (ids: readonly string[]) => ids.map((id) => JSON.stringify(id)).join(', ');
