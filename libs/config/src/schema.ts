@@ -68,6 +68,9 @@ export const configSchema = z.object({
   // Job hosts kept forked and loaded ahead of need, so a joiner or a restored run starts without loading Node modules.
   WEIR_WORKER_WARM_JOB_HOSTS: z.coerce.number().int().min(0).max(16).default(1),
   WEIR_WORKER_HEARTBEAT_MS: z.coerce.number().int().min(100).default(2000),
+  // A job host's V8 heap limit (MiB) and how long its event loop may stay blocked (ms): past either, the job fails.
+  WEIR_JOB_HOST_MAX_HEAP_MB: z.coerce.number().int().min(64).max(65_536).default(2048),
+  WEIR_JOB_HOST_STALL_TIMEOUT_MS: z.coerce.number().int().min(2_000).max(600_000).default(30_000),
   WEIR_WORKER_METRICS_PORT: port.optional(),
   // Disk the worker's downloaded job bundles may use; the least recently used are deleted past it.
   WEIR_WORKER_BUNDLE_CACHE_BYTES: z.coerce

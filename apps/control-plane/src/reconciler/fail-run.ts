@@ -25,5 +25,7 @@ export function failReported(ctx: ReconcileContext, run: DeploymentRun): Promise
   const job = ctx.job;
   const who = job.kind === 'failed' ? processesOf(run, [job]) : runWorkers(run);
   const what = `${who} reports the job FAILED`;
-  return failRun(ctx, run, 'failed: releasing its slots', what, `run ${run.runNo}: ${what} (see the worker's log for the error)`);
+  const failure = job.kind === 'failed' ? job.failure : undefined;
+  const why = failure ? `${what}: ${failure}` : `${what} (see the worker's log for the error)`;
+  return failRun(ctx, run, 'failed: releasing its slots', why, `run ${run.runNo}: ${why}`);
 }

@@ -35,7 +35,7 @@ export type GoneCause =
  */
 export type JobObservation =
   | { readonly kind: 'no-run' }
-  | ({ readonly kind: 'failed'; readonly subtasks: number; readonly reporting: readonly ProcessRef[] } & ProcessRef)
+  | ({ readonly kind: 'failed'; readonly subtasks: number; readonly reporting: readonly ProcessRef[]; readonly failure?: string } & ProcessRef)
   | ({ readonly kind: 'process-gone'; readonly cause: GoneCause; readonly reporting: readonly ProcessRef[] } & ProcessRef)
   | {
       readonly kind: 'absent' | 'running' | 'changing';
@@ -58,7 +58,10 @@ export function observeJob(tenantId: string, deploymentId: string, run: Deployme
   const subtasks = views.reduce((n, v) => n + v.reported.length, 0);
 
   const failed = views.find((v) => v.reported.some((s) => s.state === 'FAILED'));
-  if (failed) return { kind: 'failed', ...failed.ref, subtasks, reporting };
+  if (failed) {
+    const failure = failed.reported.find((s) => s.state === 'FAILED' && s.failure)?.failure;
+    return { kind: 'failed', ...failed.ref, subtasks, reporting, ...(failure ? { failure } : {}) };
+  }
   const gone = (ref: ProcessRef, cause: GoneCause): JobObservation => ({ kind: 'process-gone', ...ref, cause, reporting });
   for (const { ref, worker } of views) {
     if (!worker) return gone(ref, { kind: 'worker-not-alive', workerStatus: 'UNKNOWN' });

@@ -101,5 +101,7 @@ export type FromJobHost =
   | { readonly type: 'rescaled'; readonly report: RescaleReport }
   /** `refused`: nothing changed (the run goes on as it was); else the job host leaves the run to be restored. */
   | { readonly type: 'rescale-failed'; readonly rescaleId: string; readonly message: string; readonly refused: boolean }
+  /** Sent every ALIVE_INTERVAL_MS from a timer: silence means the event loop is blocked (job-host-limits.ts). */
+  | { readonly type: 'alive' }
   | { readonly type: 'finished' }
   | { readonly type: 'failed'; readonly message: string };

@@ -1,6 +1,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { extname, join } from 'node:path';
 import { jobHostEnv } from './job-host-env';
+import { DEFAULT_JOB_HOST_LIMITS, type JobHostLimits } from './job-host-limits';
 
 /**
  * Node's permission model for a job host: tenant code runs in it, and it may not start processes or worker threads
@@ -21,11 +22,19 @@ const JOB_HOST_PERMISSIONS = [
  * engine, kafkajs, the state store and the S3 client as it starts (about a second of CPU here), then waits for its
  * start message on IPC. It gets only the environment a job host needs (job-host-env.ts): tenant code runs in it.
  */
-export function forkJobHost(): ChildProcess {
+export function forkJobHost(limits: JobHostLimits = DEFAULT_JOB_HOST_LIMITS): ChildProcess {
   // From TypeScript sources (development, demo, tests) the child needs the same loader as this process.
   const entry = join(__dirname, `job-host${extname(__filename)}`);
   const loader = extname(__filename) === '.ts' ? ['-r', '@swc-node/register'] : [];
-  return fork(entry, [], { execArgv: [...JOB_HOST_PERMISSIONS, ...loader], env: jobHostEnv(process.env), stdio: ['ignore', 'inherit', 'inherit', 'ipc'], serialization: 'advanced' });
+  const child = fork(entry, [], {
+    execArgv: [...JOB_HOST_PERMISSIONS, `--max-old-space-size=${limits.maxHeapMb}`, ...loader],
+    env: jobHostEnv(process.env),
+    // stderr through this process (passed on as it comes) so that JobProcess can read why a job host died.
+    stdio: ['ignore', 'inherit', 'pipe', 'ipc'],
+    serialization: 'advanced',
+  });
+  child.stderr!.on('data', (chunk: Buffer) => process.stderr.write(chunk));
+  return child;
 }
 
 export interface WarmJobHostsOptions {
@@ -36,7 +45,9 @@ export interface WarmJobHostsOptions {
    * forked at once, it would compete with the job that just started (a rescale's joiner moving key groups in).
    */
   readonly refillDelayMs?: number;
-  /** What forks one (forkJobHost; unit tests give a stand-in). */
+  /** The worker's job host limits, which a spare is forked with. */
+  readonly limits?: JobHostLimits;
+  /** What forks one (forkJobHost with `limits`; unit tests give a stand-in). */
   readonly fork?: () => ChildProcess;
 }
 
@@ -55,7 +66,7 @@ export class WarmJobHosts {
   private closed = false;
 
   constructor(private readonly options: WarmJobHostsOptions) {
-    this.forkOne = options.fork ?? forkJobHost;
+    this.forkOne = options.fork ?? (() => forkJobHost(options.limits));
     this.fill();
   }
 

@@ -28,6 +28,7 @@ import { localSubtasks, ownsSinkEpoch } from '../runs/process-layout';
 import { RescaleLeader } from '../runs/rescale-leader';
 import { RescaleRefusedError, windowsStayPut } from '../runs/rescale-plan';
 import type { FromJobHost, MoveMessage, RescaleMessage, SplitKeysMessage, StartJobMessage, ToJobHost } from './ipc';
+import { ALIVE_INTERVAL_MS } from './job-host-limits';
 import { assertTopicsInNamespace } from './topic-namespace';
 
 const METRICS_INTERVAL_MS = 1_000;
@@ -37,6 +38,10 @@ const MOVE_TIMEOUT_MS = 60_000;
 function send(message: FromJobHost): void {
   process.send?.(message);
 }
+
+// From its first moment, loaded and waiting included: the worker kills a job host that stops saying this.
+send({ type: 'alive' });
+setInterval(() => send({ type: 'alive' }), ALIVE_INTERVAL_MS).unref();
 
 let job: RunningJob | undefined;
 let leader: CheckpointLeader | null = null;
@@ -382,6 +387,8 @@ function exit(last: FromJobHost, code: number): void {
 
 process.on('message', (message: ToJobHost) => {
   if (message.type === 'start') {
+    // A spare's earlier alives went to no one: this one arms the worker's stall watch before the bundle loads.
+    send({ type: 'alive' });
     start(message).catch((err: Error) => exit({ type: 'failed', message: err.message }, 1));
   } else if (message.type === 'stop') {
     stop(message.savepointId).catch((err: Error) => exit({ type: 'failed', message: `stop failed: ${err.message}` }, 1));

@@ -2,6 +2,7 @@ import type { ChildProcess } from 'node:child_process';
 import type { SubtaskMetricsSnapshot } from '@weir/metrics';
 import type { MoveReport, RescaleProgress, RescaleReport } from '@weir/protocol';
 import { forkJobHost } from './job-host-forks';
+import { DEFAULT_JOB_HOST_LIMITS, heapExhausted, heapLimitReason, stallReason, type JobHostLimits } from './job-host-limits';
 import type { FromJobHost, MoveMessage, RescaleMessage, SplitKeysMessage, StartJobMessage, ToJobHost } from './ipc';
 
 /**
@@ -31,6 +32,8 @@ export class RescaleFailedError extends Error {
 }
 
 const MAX_UNSENT_METRICS = 2_048;
+/** The end of a job host's stderr kept to tell why it died (V8's out-of-memory report is a few lines). */
+const STDERR_TAIL_CHARS = 8_192;
 const START_TIMEOUT_MS = 60_000;
 const STOP_GRACE_MS = 30_000;
 
@@ -62,16 +65,37 @@ export class JobProcess {
   private readonly savepointKeys = new Map<string, string>();
   readonly exited: Promise<void>;
   private readonly child: ChildProcess;
+  private stderrTail = '';
+  /** When the job host last said it was alive (undefined until it first does). */
+  private aliveAt: number | undefined;
+  private checkedAt = Date.now();
+  private readonly watchdog: NodeJS.Timeout;
 
-  /** `child`: a job host forked for this job, or a warm spare (WarmJobHosts) that has been handed nothing yet. */
+  /**
+   * `child`: a job host forked for this job, or a warm spare (WarmJobHosts) that has been handed nothing yet, either
+   * forked with `limits`: a job host that reaches its heap limit, or stops answering for longer than its stall limit,
+   * fails the job with that reason (it is killed in the second case).
+   */
   constructor(
     readonly start: StartJobMessage,
-    child: ChildProcess = forkJobHost(),
+    child: ChildProcess = forkJobHost(DEFAULT_JOB_HOST_LIMITS),
+    private readonly limits: JobHostLimits = DEFAULT_JOB_HOST_LIMITS,
   ) {
     this.child = child;
     this.child.on('message', (m: FromJobHost) => this.onMessage(m));
+    this.child.stderr?.on('data', (chunk: Buffer) => {
+      this.stderrTail = (this.stderrTail + chunk.toString('utf8')).slice(-STDERR_TAIL_CHARS);
+    });
+    this.watchdog = setInterval(() => this.checkAlive(), Math.min(1_000, limits.stallTimeoutMs / 4));
+    this.watchdog.unref();
     this.exited = new Promise((resolve) =>
       this.child.once('exit', (code, signal) => {
+        clearInterval(this.watchdog);
+        if (this.state !== 'FINISHED' && this.state !== 'FAILED' && heapExhausted(this.stderrTail)) {
+          // Its own allocations, not a lost machine: restoring it elsewhere would only run out again.
+          this.state = 'FAILED';
+          this.failure = heapLimitReason(this.limits);
+        }
         if (this.state !== 'FINISHED' && this.state !== 'FAILED') {
           // Stopped on purpose (or killed past its stop grace): gone, not failed. Otherwise it died unannounced.
           this.state = this.state === 'STOPPING' ? 'FINISHED' : this.state === 'STARTING' ? 'FAILED' : 'LOST';
@@ -186,6 +210,21 @@ export class JobProcess {
     this.child.kill('SIGKILL');
   }
 
+  /** A job host that has gone silent past its stall limit is blocked in the job's code: failed, and killed. */
+  private checkAlive(): void {
+    const now = Date.now();
+    const sinceCheck = now - this.checkedAt;
+    this.checkedAt = now;
+    // This process was itself blocked: the job host's messages may be waiting unread, so its silence proves nothing.
+    if (sinceCheck > this.limits.stallTimeoutMs / 2) return;
+    if (this.aliveAt === undefined || this.state === 'FINISHED' || this.state === 'FAILED' || this.state === 'LOST') return;
+    const silentMs = now - this.aliveAt;
+    if (silentMs <= this.limits.stallTimeoutMs) return;
+    this.state = 'FAILED';
+    this.failure = stallReason(this.limits, silentMs);
+    this.kill();
+  }
+
   private post(message: ToJobHost): void {
     if (this.child.connected) this.child.send(message);
   }
@@ -198,7 +237,11 @@ export class JobProcess {
   }
 
   private onMessage(message: FromJobHost): void {
+    // Any message shows the event loop turning; `alive` is the one it sends when it has nothing else to say.
+    this.aliveAt = Date.now();
     switch (message.type) {
+      case 'alive':
+        break;
       case 'started':
         this.subtasks = message.subtasks;
         if (this.state === 'STARTING') this.state = 'RUNNING';

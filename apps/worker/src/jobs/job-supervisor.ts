@@ -14,7 +14,8 @@ import {
 } from '@weir/protocol';
 import type { SubtaskMetricsSnapshot } from '@weir/metrics';
 import type { BundleCache } from '../bundles/bundle-cache';
-import type { WarmJobHosts } from './job-host-forks';
+import { forkJobHost, type WarmJobHosts } from './job-host-forks';
+import { DEFAULT_JOB_HOST_LIMITS, type JobHostLimits } from './job-host-limits';
 import { JobProcess } from './job-process';
 
 /** A heartbeat carries at most this many snapshots (libs/protocol's limit). */
@@ -26,8 +27,10 @@ export interface JobSupervisorOptions {
   readonly stateRoot: string;
   /** Dead-letter topic of a job; tenant-namespaced by the caller. */
   readonly deadLetterTopic: (tenantId: string, jobId: string) => string;
-  /** Job hosts forked ahead of need; without it every job forks its own as it starts. */
+  /** Job hosts forked ahead of need (with the same limits); without it every job forks its own as it starts. */
   readonly warmHosts?: WarmJobHosts;
+  /** What each job host may use (heap, event-loop stall); default DEFAULT_JOB_HOST_LIMITS. */
+  readonly limits?: JobHostLimits;
 }
 
 /**
@@ -50,7 +53,11 @@ export class JobSupervisor {
   /** The sha256 of the bundle each job runs. */
   private readonly jobBundles = new WeakMap<JobProcess, string>();
 
-  constructor(private readonly options: JobSupervisorOptions) {}
+  private readonly limits: JobHostLimits;
+
+  constructor(private readonly options: JobSupervisorOptions) {
+    this.limits = options.limits ?? DEFAULT_JOB_HOST_LIMITS;
+  }
 
   async run(command: RunSubtasks): Promise<void> {
     if (this.applied.has(command.idempotencyKey)) return;
@@ -109,7 +116,8 @@ export class JobSupervisor {
         ...(command.allowNonRestoredState ? { allowNonRestoredState: true } : {}),
         ...(command.joining ? { joining: command.joining } : {}),
       },
-      this.options.warmHosts?.take(),
+      this.options.warmHosts?.take() ?? forkJobHost(this.limits),
+      this.limits,
     );
     this.jobs.set(key, job);
     this.jobBundles.set(job, command.bundle.sha256);
@@ -249,7 +257,9 @@ export class JobSupervisor {
       // A run in one process says nothing of processes (absent means process 0).
       const process = job.start.process ? { process: job.start.process.index } : {};
       const { tenantId, jobId } = job.start;
-      for (const s of job.subtasks) out.push({ tenantId, jobId, operatorId: s.operatorId, subtask: s.subtask, state, ...process });
+      // Why it failed, once per job host (on its first subtask): a heartbeat stays small.
+      const failure = state === 'FAILED' && job.failure ? { failure: job.failure.slice(0, 1_000) } : {};
+      job.subtasks.forEach((s, i) => out.push({ tenantId, jobId, operatorId: s.operatorId, subtask: s.subtask, state, ...process, ...(i === 0 ? failure : {}) }));
     }
     return out;
   }

@@ -23,6 +23,8 @@ export const runningSubtaskSchema = subtaskRefSchema.extend({
   state: z.enum(['STARTING', 'RUNNING', 'STOPPING', 'FAILED', 'LOST']),
   /** The job host process of its run that runs it (run-subtasks `process.index`); absent: 0. */
   process: z.number().int().min(0).max(4095).optional(),
+  /** FAILED: why, as the job host or the worker said it (the job's error, its heap or stall limit). */
+  failure: z.string().max(1_000).optional(),
 });
 export type RunningSubtask = z.infer<typeof runningSubtaskSchema>;
 
