@@ -23,6 +23,11 @@ describe('observeJob, a run in one process', () => {
     expect(observeJob('t1', 'd1', run, fleet(worker({ runningSubtasks: [sub('d1', 'RUNNING'), sub('d1', 'STARTING')] }))).kind).toBe('changing');
   });
 
+  it('carries the reason a failed subtask gives', () => {
+    const failing = worker({ runningSubtasks: [sub('d1', 'FAILED', 't1', { failure: 'heap limit' }), sub('d1', 'FAILED', 't1', { subtask: 1 })] });
+    expect(observeJob('t1', 'd1', run, fleet(failing))).toMatchObject({ kind: 'failed', failure: 'heap limit' });
+  });
+
   it('reports a process whose worker is not ALIVE (or unknown) as gone, with the worker’s status', () => {
     expect(observeJob('t1', 'd1', run, fleet(worker({ status: 'LOST' })))).toEqual({
       kind: 'process-gone', ...P0, cause: { kind: 'worker-not-alive', workerStatus: 'LOST' }, reporting: [],

@@ -251,6 +251,11 @@ describe('STARTING', () => {
     expect(calls).toEqual(['stop 1', 'end 1 FAILED', 'keep latest']);
   });
 
+  it("names the job's failure in the FAILED reason when the worker gave it", async () => {
+    const { next } = await step('RUNNING', { run: run(), job: { ...seen('failed'), failure: 'the job ran out of memory' } as JobObservation });
+    expect(next).toMatchObject({ to: 'FAILED', reason: expect.stringMatching(/^run 1: worker w1 reports the job FAILED: the job ran out of memory; a restart restores/) });
+  });
+
   it('a run that failed restoring a savepoint before it ran keeps that savepoint for the restart', async () => {
     const actions = new FakeActions();
     actions.savepoints.add('sp-1');
