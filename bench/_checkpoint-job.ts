@@ -9,7 +9,6 @@
  * result past those visible before it. The restart is immediate: failure detection (worker heartbeats) is not in it.
  */
 import { randomBytes } from 'node:crypto';
-import { join } from 'node:path';
 import { build } from 'hdr-histogram-js';
 import { deadLetterTopic, sinkCommitsTopic, tenantTopicPrefix } from '@weir/engine';
 import { createKafkaConnector, type KafkaConnector, type KafkaReader } from '@weir/kafka';
@@ -114,7 +113,6 @@ async function jobHarness(kafka: KafkaConnector, dir: string, tenantId: string, 
         bundlePath,
         parallelism: { in: PARTITIONS, totals: PARTITIONS },
         maxParallelism: 32,
-        stateDir: join(dir, `${jobId}-state-${incarnation}`),
         deadLetterTopic: deadLetterTopic(tenantId, jobId),
         checkpointing: { intervalMs: INTERVAL_MS, retain: 3, delivery },
         ...(incarnation > 0 ? { restoreFrom: { snapshotId: 'latest', location: `tenants/${tenantId}/jobs/${jobId}/` } } : {}),

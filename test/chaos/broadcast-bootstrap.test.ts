@@ -81,7 +81,6 @@ describe('broadcast bootstrap of a fresh run over two job hosts', () => {
         bundlePath,
         parallelism: { tx: 2, rules: 1, judge: 2 },
         maxParallelism: 16,
-        stateDir: join(dir, `p${index}`),
         deadLetterTopic: `weir.${tenantId}.${jobId}.dead-letters`,
         process: { index, count: 2 },
         subtasks: { tx: [index], rules: [index], 'by-n': [index], judge: [index], out: [index] },

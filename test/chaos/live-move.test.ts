@@ -4,7 +4,6 @@
  * restarts from its latest checkpoint with the routing the moves left. The committed output (read_committed) equals an
  * uninterrupted run's, record by record.
  */
-import { join } from 'node:path';
 import { exchangeTopic, runControlTopic } from '@weir/engine';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { JobProcess } from '../../apps/worker/src/jobs/job-process';
@@ -33,7 +32,6 @@ describe('live key-group moves between job hosts, exactly-once', () => {
           process: { index, count: 2 },
           subtasks: { in: [index], 'by-key': [index], totals: [index], out: [index] },
           runNo,
-          stateDir: join(job.dir, `run-${runNo}-p${index}`),
           ...(routing ? { routing: { totals: routing } } : {}),
         }),
       ),

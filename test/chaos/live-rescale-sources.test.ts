@@ -6,7 +6,6 @@
  * killed and the run restarts from its latest checkpoint. The committed output (read_committed) equals an
  * uninterrupted run's, record by record.
  */
-import { join } from 'node:path';
 import { exchangeTopic, runControlTopic } from '@weir/engine';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { JobProcess } from '../../apps/worker/src/jobs/job-process';
@@ -31,7 +30,6 @@ describe('live rescale of a run and its source, exactly-once', () => {
       process: { index, count },
       subtasks: { in: [index], 'by-key': [index], totals: [index], out: [index] },
       runNo,
-      stateDir: join(job.dir, `run-${runNo}-p${index}-of-${count}`),
       ...(routing ? { routing: { totals: routing } } : {}),
     });
 
@@ -51,7 +49,6 @@ describe('live rescale of a run and its source, exactly-once', () => {
           process: { index, count: 4 },
           subtasks: { in: [index], 'by-key': [index], totals: [index], out: [index] },
           runNo: 1,
-          stateDir: join(job.dir, `run-1-p${index}-of-4`),
           joining: { parallelism: { in: 2, totals: 2 } },
           routing: { totals: Array.from({ length: MAX_PARALLELISM }, (_, kg) => (kg < MAX_PARALLELISM / 2 ? 0 : 1)) },
           restoreFrom: undefined,

@@ -5,7 +5,6 @@
  * output, then they stop). Then every job host is killed and the run restarts from its latest checkpoint. The
  * committed output (read_committed) equals an uninterrupted run's, record by record.
  */
-import { join } from 'node:path';
 import { exchangeTopic, runControlTopic } from '@weir/engine';
 import type { RescaleProgress } from '@weir/protocol';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -30,7 +29,6 @@ describe('live rescale of a run, exactly-once', () => {
       process: { index, count },
       subtasks: { in: [index], 'by-key': [index], totals: [index], out: [index] },
       runNo,
-      stateDir: join(job.dir, `run-${runNo}-p${index}-of-${count}`),
       ...(routing ? { routing: { totals: routing } } : {}),
     });
 
@@ -50,7 +48,6 @@ describe('live rescale of a run, exactly-once', () => {
           process: { index, count: 4 },
           subtasks: { in: [index], 'by-key': [index], totals: [index], out: [index] },
           runNo: 1,
-          stateDir: join(job.dir, `run-1-p${index}-of-4`),
           joining: { parallelism: { in: 2, totals: 2 } },
           routing: { totals: Array.from({ length: MAX_PARALLELISM }, (_, kg) => (kg < MAX_PARALLELISM / 2 ? 0 : 1)) },
           restoreFrom: undefined,

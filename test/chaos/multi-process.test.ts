@@ -5,7 +5,6 @@
  * three processes restored into one, and at one restored into four. The committed output (read_committed) equals an
  * uninterrupted run's, record by record: nothing lost, nothing duplicated.
  */
-import { join } from 'node:path';
 import { exchangeTopic, runControlTopic } from '@weir/engine';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { JobProcess } from '../../apps/worker/src/jobs/job-process';
@@ -34,7 +33,6 @@ describe('a run over several job hosts, exactly-once', () => {
           process: { index, count },
           subtasks: { in: [index], 'by-key': [index], totals: [index], out: [index] },
           runNo,
-          stateDir: join(job.dir, `run-${runNo}-p${index}`),
           ...(restoreFrom ? { restoreFrom } : {}),
         }),
       ),

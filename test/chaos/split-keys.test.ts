@@ -52,7 +52,6 @@ describe('a hot key split across job hosts, exactly-once through a crash', () =>
           process: { index, count: 2 },
           subtasks: { in: [index], counts: [index], 'counts-merge': [index] },
           runNo,
-          stateDir: join(job.dir, `run-${runNo}-p${index}`),
         }),
       ),
     );

@@ -1,4 +1,3 @@
-import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -7,8 +6,9 @@ import { createBlobStore } from '@weir/blob';
 import { buildBundle } from '@weir/bundle';
 import { loadConfig } from '@weir/config';
 import type { ConsumedRecord, KafkaConnector, ProducedRecord } from '@weir/kafka';
-import { JobProcess } from '../../apps/worker/src/jobs/job-process';
-import type { JobCheckpointing, StartJobMessage } from '../../apps/worker/src/jobs/ipc';
+import type { ForkedJobHost } from '../../apps/worker/src/jobs/job-host-forks';
+import { JobProcess, type JobStart } from '../../apps/worker/src/jobs/job-process';
+import type { JobCheckpointing } from '../../apps/worker/src/jobs/ipc';
 
 export const KEYS = 40;
 
@@ -90,9 +90,9 @@ export default defineJob({ name: 'chaos-totals', maxParallelism: 32 }, (job) => 
 `;
 }
 
-/** A job host for `message`: forked now, or `child`, a warm spare (WarmJobHosts) that has been handed nothing yet. */
-export function startJobHost(message: Omit<StartJobMessage, 'type'>, child?: ChildProcess): JobProcess {
-  return new JobProcess({ type: 'start', ...message }, child);
+/** A job host for `message`: forked now, or `host`, a warm spare (WarmJobHosts) that has been handed nothing yet. */
+export function startJobHost(message: JobStart, host?: ForkedJobHost): JobProcess {
+  return new JobProcess(message, host);
 }
 
 export const EXACTLY_ONCE: JobCheckpointing = { intervalMs: 400, retain: 3, delivery: 'exactly-once' };
@@ -101,14 +101,13 @@ export const EXACTLY_ONCE: JobCheckpointing = { intervalMs: 400, retain: 3, deli
  * How incarnation `n` of the totals job host starts (2 source and 2 keyed subtasks, exactly-once, checkpointing to
  * S3): the first fresh, every later one restoring the latest checkpoint.
  */
-export function totalsJobMessage(job: { tenantId: string; jobId: string; bundlePath: string; dir: string }, incarnation: number): Omit<StartJobMessage, 'type'> {
+export function totalsJobMessage(job: { tenantId: string; jobId: string; bundlePath: string; dir: string }, incarnation: number): JobStart {
   return {
     tenantId: job.tenantId,
     jobId: job.jobId,
     bundlePath: job.bundlePath,
     parallelism: { in: 2, totals: 2 },
     maxParallelism: 32,
-    stateDir: join(job.dir, `state-${incarnation}`),
     deadLetterTopic: `weir.${job.tenantId}.${job.jobId}.dead-letters`,
     checkpointing: EXACTLY_ONCE,
     ...(incarnation > 0 ? { restoreFrom: { snapshotId: 'latest', location: `tenants/${job.tenantId}/jobs/${job.jobId}/` } } : {}),

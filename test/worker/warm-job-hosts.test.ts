@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
 import { createKafkaConnector, type KafkaConnector } from '@weir/kafka';
 import type { RunSubtasks } from '@weir/protocol';
-import { WarmJobHosts } from '../../apps/worker/src/jobs/job-host-forks';
+import { WarmJobHosts, type ForkedJobHost } from '../../apps/worker/src/jobs/job-host-forks';
 import type { JobProcess } from '../../apps/worker/src/jobs/job-process';
 import { eventually } from '../control-plane/support/control-plane';
 import { startWorkerFixture } from './worker-fixture';
@@ -62,7 +62,6 @@ describe('warm job hosts', () => {
         bundlePath,
         parallelism: { in: 2, totals: 2 },
         maxParallelism: 32,
-        stateDir: `${dir}/state`,
         deadLetterTopic: `weir.${tenantId}.${jobId}.dead-letters`,
       },
       spare,
@@ -79,7 +78,7 @@ describe('warm job hosts', () => {
     // The job runs in the spare's process: killing that process loses the job.
     const next = await eventually('a spare in its place', async () => (pool.ready === 1 ? true : undefined));
     expect(next).toBe(true);
-    spare.kill('SIGKILL');
+    spare.child.kill('SIGKILL');
     await host.exited;
     expect(host.state).toBe('LOST');
   });
@@ -92,20 +91,20 @@ describe('warm job hosts', () => {
     // Both spares gone to take(): a third call forks a fresh child rather than wait for the refill.
     const third = pool.take();
     expect(pool.ready).toBe(0);
-    expect(new Set([first.pid, second.pid, third.pid]).size).toBe(3);
+    expect(new Set([first.child.pid, second.child.pid, third.child.pid]).size).toBe(3);
     // A spare killed while it waits.
     const pool2 = new WarmJobHosts({ spares: 1, refillDelayMs: 60_000 });
     pools.push(pool2);
-    const [victim] = (pool2 as unknown as { spares: ChildProcess[] }).spares;
+    const [{ child: victim }] = (pool2 as unknown as { spares: ForkedJobHost[] }).spares;
     victim.kill('SIGKILL');
     await eventually('the spare dead', async () => exited(victim));
     expect(pool2.ready).toBe(0);
     const handed = pool2.take();
-    expect(handed.pid).not.toBe(victim.pid);
-    for (const child of [first, second, third, handed]) child.kill('SIGKILL');
+    expect(handed.child.pid).not.toBe(victim.pid);
+    for (const host of [first, second, third, handed]) host.child.kill('SIGKILL');
     // close(): the spares it holds are killed.
     const pool3 = new WarmJobHosts({ spares: 1 });
-    const [held] = (pool3 as unknown as { spares: ChildProcess[] }).spares;
+    const [{ child: held }] = (pool3 as unknown as { spares: ForkedJobHost[] }).spares;
     pool3.close();
     await eventually('the spare killed by close', async () => exited(held));
   });

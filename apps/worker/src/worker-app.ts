@@ -41,13 +41,14 @@ export class WorkerApp {
       inUse: () => this.supervisor.bundlesInUse(),
       logger,
     });
+    const hostsRoot = join(home, 'worker', config.WEIR_WORKER_ID, 'job-hosts');
     const limits = { maxHeapMb: config.WEIR_JOB_HOST_MAX_HEAP_MB, stallTimeoutMs: config.WEIR_JOB_HOST_STALL_TIMEOUT_MS };
     this.supervisor = new JobSupervisor({
       bundles,
-      stateRoot: join(home, 'worker', config.WEIR_WORKER_ID, 'state'),
+      hostsRoot,
       deadLetterTopic,
       limits,
-      warmHosts: new WarmJobHosts({ spares: config.WEIR_WORKER_WARM_JOB_HOSTS, limits }),
+      warmHosts: new WarmJobHosts({ spares: config.WEIR_WORKER_WARM_JOB_HOSTS, forkOptions: { limits, hostsRoot } }),
     });
     this.reporter = createWorkerReporter(
       config,

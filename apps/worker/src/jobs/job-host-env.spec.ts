@@ -36,7 +36,7 @@ describe('forkJobHost', () => {
     process.env.WEIR_PG_URL = 'postgres://weir_app:fork-secret@db:5432/weir';
     process.env.WEIR_ADMIN_TOKEN = 'fork-secret'.repeat(4);
     process.env.WEIR_KAFKA_BROKERS = '127.0.0.1:9092';
-    const child = forkJobHost();
+    const { child } = forkJobHost();
     try {
       // What the child process was started with, as the kernel holds it: what tenant code would see in process.env.
       const environ = (await readFile(`/proc/${child.pid}/environ`, 'utf8')).split('\0');
@@ -51,7 +51,7 @@ describe('forkJobHost', () => {
 
 describe('the job host permission model', () => {
   it('refuses child processes and worker threads, allows files and addons', async () => {
-    const child = forkJobHost();
+    const { child } = forkJobHost();
     try {
       const cmdline = (await readFile(`/proc/${child.pid}/cmdline`, 'utf8')).split('\0');
       expect(cmdline).toContain('--experimental-permission');

@@ -23,16 +23,16 @@ describe('WarmJobHosts', () => {
   afterEach(() => vi.useRealTimers());
   const pool = (spares: number, refillDelayMs = 1_000) => {
     const forked: FakeChild[] = [];
-    const hosts = new WarmJobHosts({ spares, refillDelayMs, fork: () => forked[forked.push(new FakeChild()) - 1] as unknown as ChildProcess });
+    const hosts = new WarmJobHosts({ spares, refillDelayMs, fork: () => ({ child: forked[forked.push(new FakeChild()) - 1] as unknown as ChildProcess, dir: '/nonexistent/weir-test-host' }) });
     return { hosts, forked };
   };
 
   it('forks its spares at once and hands them out in turn, then forks fresh ones', () => {
     const { hosts, forked } = pool(2);
     expect(forked).toHaveLength(2);
-    expect(hosts.take()).toBe(forked[0]);
-    expect(hosts.take()).toBe(forked[1]);
-    expect(hosts.take()).toBe(forked[2]);
+    expect(hosts.take().child).toBe(forked[0]);
+    expect(hosts.take().child).toBe(forked[1]);
+    expect(hosts.take().child).toBe(forked[2]);
     expect(hosts.ready).toBe(0);
   });
 
@@ -53,7 +53,7 @@ describe('WarmJobHosts', () => {
     const { hosts, forked } = pool(2, 1_000);
     forked[0].die();
     expect(hosts.ready).toBe(1);
-    const taken = hosts.take();
+    const taken = hosts.take().child;
     expect(taken).toBe(forked[1]);
     vi.advanceTimersByTime(1_000);
     expect(hosts.ready).toBe(2);
@@ -66,7 +66,7 @@ describe('WarmJobHosts', () => {
     vi.useFakeTimers();
     const none = pool(0);
     expect(none.forked).toHaveLength(0);
-    expect(none.hosts.take()).toBe(none.forked[0]);
+    expect(none.hosts.take().child).toBe(none.forked[0]);
     const { hosts, forked } = pool(1, 1_000);
     hosts.take();
     hosts.close();

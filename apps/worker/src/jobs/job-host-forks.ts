@@ -1,40 +1,80 @@
 import { fork, type ChildProcess } from 'node:child_process';
-import { extname, join } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { mkdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { extname, join, resolve } from 'node:path';
 import { jobHostEnv } from './job-host-env';
 import { DEFAULT_JOB_HOST_LIMITS, type JobHostLimits } from './job-host-limits';
 
+/** A forked job host and the folder that is all it may write: its job's bundle and state go there. */
+export interface ForkedJobHost {
+  readonly child: ChildProcess;
+  readonly dir: string;
+}
+
+export interface ForkOptions {
+  readonly limits?: JobHostLimits;
+  /** Where each job host's own folder is made (default: the system's temporary folder). */
+  readonly hostsRoot?: string;
+}
+
+/** The repository (apps/worker/src/jobs → ../../../..): the code a job host loads lives under it. */
+const ROOT = resolve(__dirname, '../../../..');
 /**
- * Node's permission model for a job host: tenant code runs in it, and it may not start processes or worker threads
- * (spawn, exec, fork, process.binding and new Worker throw ERR_ACCESS_DENIED) — the trusted part needs neither.
- * Files stay open to it (`*`): a spare is forked before its job's bundle and state folder are known, and Node 20
- * fixes these paths at start. Addons stay allowed: the state store (classic-level) is one.
+ * What a job host may read besides its own folder: its code (the sources and node_modules, or the build), the
+ * configuration its TypeScript loader reads, and one file a dependency probes for (require-addon asks whether
+ * /etc/alpine-release exists; Node 20 throws rather than answering no for a path it may not read).
  */
-const JOB_HOST_PERMISSIONS = [
-  '--experimental-permission',
-  '--allow-fs-read=*',
-  '--allow-fs-write=*',
-  '--allow-addons',
-  '--disable-warning=ExperimentalWarning',
-];
+const CODE_PATHS = ['apps', 'libs', 'node_modules', 'dist', 'package.json', 'tsconfig.json'].map((p) => join(ROOT, p)).concat('/etc/alpine-release');
 
 /**
- * Forks one job host child process: the one place its entry, loader and stdio are chosen. The child loads the
- * engine, kafkajs, the state store and the S3 client as it starts (about a second of CPU here), then waits for its
+ * Node's permission model for a job host: tenant code runs in it. It may read only its code and its own folder and
+ * write only its own folder (not the worker's bundle cache, not another job's state, not the repository), and may not
+ * start processes or worker threads (spawn, exec, fork, process.binding and new Worker throw ERR_ACCESS_DENIED) —
+ * the trusted part needs none of it. Addons stay allowed: the state store (classic-level) is one, and its own I/O
+ * (inside its folder) is not checked by Node.
+ */
+function permissions(dir: string): string[] {
+  return [
+    '--experimental-permission',
+    ...[...CODE_PATHS, dir].map((path) => `--allow-fs-read=${path}`),
+    `--allow-fs-write=${dir}`,
+    '--allow-addons',
+    '--disable-warning=ExperimentalWarning',
+  ];
+}
+
+/**
+ * Forks one job host child process in a folder of its own: the one place its entry, loader, permissions and stdio are
+ * chosen. The child loads the engine, kafkajs, the state store and the S3 client as it starts, then waits for its
  * start message on IPC. It gets only the environment a job host needs (job-host-env.ts): tenant code runs in it.
  */
-export function forkJobHost(limits: JobHostLimits = DEFAULT_JOB_HOST_LIMITS): ChildProcess {
-  // From TypeScript sources (development, demo, tests) the child needs the same loader as this process.
-  const entry = join(__dirname, `job-host${extname(__filename)}`);
-  const loader = extname(__filename) === '.ts' ? ['-r', '@swc-node/register'] : [];
-  const child = fork(entry, [], {
-    execArgv: [...JOB_HOST_PERMISSIONS, `--max-old-space-size=${limits.maxHeapMb}`, ...loader],
-    env: jobHostEnv(process.env),
+export function forkJobHost(options: ForkOptions = {}): ForkedJobHost {
+  const limits = options.limits ?? DEFAULT_JOB_HOST_LIMITS;
+  const dir = join(options.hostsRoot ?? join(tmpdir(), 'weir-job-hosts'), randomUUID());
+  mkdirSync(dir, { recursive: true });
+  // From TypeScript sources (development, demo, tests) the child needs the same loader as this process, told where
+  // its tsconfig is (it may not list the repository's folders) and to keep its cache in memory (it may write no
+  // shared folder: a cache another job host loads code from would be a way into it).
+  const fromSources = extname(__filename) === '.ts';
+  // Resolved here: the child starts in its own folder, where a bare module name would not resolve.
+  const loader = fromSources ? ['-r', require.resolve('@swc-node/register')] : [];
+  const loaderEnv = fromSources ? { SWC_NODE_PROJECT: join(ROOT, 'apps/worker/tsconfig.job-host.json'), SWC_NODE_CACHE: 'false' } : {};
+  const child = fork(join(__dirname, `job-host${extname(__filename)}`), [], {
+    execArgv: [...permissions(dir), `--max-old-space-size=${limits.maxHeapMb}`, ...loader],
+    env: { ...jobHostEnv(process.env), ...loaderEnv },
     // stderr through this process (passed on as it comes) so that JobProcess can read why a job host died.
     stdio: ['ignore', 'inherit', 'pipe', 'ipc'],
     serialization: 'advanced',
+    cwd: dir,
   });
   child.stderr!.on('data', (chunk: Buffer) => process.stderr.write(chunk));
-  return child;
+  return { child, dir };
+}
+
+/** Removes a job host's folder once it has exited: its state lives on in checkpoints on S3. */
+export function removeJobHostDir(host: ForkedJobHost): void {
+  rmSync(host.dir, { recursive: true, force: true });
 }
 
 export interface WarmJobHostsOptions {
@@ -45,10 +85,10 @@ export interface WarmJobHostsOptions {
    * forked at once, it would compete with the job that just started (a rescale's joiner moving key groups in).
    */
   readonly refillDelayMs?: number;
-  /** The worker's job host limits, which a spare is forked with. */
-  readonly limits?: JobHostLimits;
-  /** What forks one (forkJobHost with `limits`; unit tests give a stand-in). */
-  readonly fork?: () => ChildProcess;
+  /** How a spare is forked (the worker's limits and hosts folder). */
+  readonly forkOptions?: ForkOptions;
+  /** What forks one (forkJobHost with `forkOptions`; unit tests give a stand-in). */
+  readonly fork?: () => ForkedJobHost;
 }
 
 const DEFAULT_REFILL_DELAY_MS = 10_000;
@@ -60,27 +100,28 @@ const DEFAULT_REFILL_DELAY_MS = 10_000;
  * been handed nothing: no tenant, no job, no credentials beyond what any job host of this worker gets.
  */
 export class WarmJobHosts {
-  private readonly spares: ChildProcess[] = [];
-  private readonly forkOne: () => ChildProcess;
+  private readonly spares: ForkedJobHost[] = [];
+  private readonly forkOne: () => ForkedJobHost;
   private refill: NodeJS.Timeout | undefined;
   private closed = false;
 
   constructor(private readonly options: WarmJobHostsOptions) {
-    this.forkOne = options.fork ?? (() => forkJobHost(options.limits));
+    this.forkOne = options.fork ?? (() => forkJobHost(options.forkOptions));
     this.fill();
   }
 
   /** How many spares wait now (forked and not exited). */
   get ready(): number {
-    return this.spares.filter(alive).length;
+    return this.spares.filter((spare) => alive(spare.child)).length;
   }
 
   /** A spare if one waits (and another is forked in its place later), else a fresh fork. */
-  take(): ChildProcess {
-    let spare: ChildProcess | undefined;
+  take(): ForkedJobHost {
+    let spare: ForkedJobHost | undefined;
     while (!spare && this.spares.length > 0) {
       const next = this.spares.shift()!;
-      if (alive(next)) spare = next;
+      if (alive(next.child)) spare = next;
+      else removeJobHostDir(next);
     }
     this.scheduleRefill();
     return spare ?? this.forkOne();
@@ -90,7 +131,10 @@ export class WarmJobHosts {
   close(): void {
     this.closed = true;
     clearTimeout(this.refill);
-    for (const spare of this.spares.splice(0)) if (alive(spare)) spare.kill('SIGKILL');
+    for (const spare of this.spares.splice(0)) {
+      if (alive(spare.child)) spare.child.kill('SIGKILL');
+      removeJobHostDir(spare);
+    }
   }
 
   private scheduleRefill(): void {
@@ -104,14 +148,15 @@ export class WarmJobHosts {
 
   private fill(): void {
     if (this.closed) return;
-    for (let i = this.spares.length - 1; i >= 0; i--) if (!alive(this.spares[i])) this.spares.splice(i, 1);
+    for (let i = this.spares.length - 1; i >= 0; i--) if (!alive(this.spares[i].child)) this.spares.splice(i, 1);
     while (this.spares.length < this.options.spares) {
       const spare = this.forkOne();
       // A spare that dies waiting (killed, out of memory) is replaced at the next refill, never handed out.
-      spare.once('exit', () => {
+      spare.child.once('exit', () => {
         const at = this.spares.indexOf(spare);
         if (at < 0) return; // taken: its job's end is its JobProcess's business
         this.spares.splice(at, 1);
+        removeJobHostDir(spare);
         this.scheduleRefill();
       });
       this.spares.push(spare);

@@ -1,7 +1,9 @@
 import type { ChildProcess } from 'node:child_process';
+import { copyFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { SubtaskMetricsSnapshot } from '@weir/metrics';
 import type { MoveReport, RescaleProgress, RescaleReport } from '@weir/protocol';
-import { forkJobHost } from './job-host-forks';
+import { forkJobHost, removeJobHostDir, type ForkedJobHost } from './job-host-forks';
 import { DEFAULT_JOB_HOST_LIMITS, heapExhausted, heapLimitReason, stallReason, type JobHostLimits } from './job-host-limits';
 import type { FromJobHost, MoveMessage, RescaleMessage, SplitKeysMessage, StartJobMessage, ToJobHost } from './ipc';
 
@@ -37,6 +39,9 @@ const STDERR_TAIL_CHARS = 8_192;
 const START_TIMEOUT_MS = 60_000;
 const STOP_GRACE_MS = 30_000;
 
+/** A job to start: the job host's folder decides where its bundle copy and its state go (StartJobMessage.stateDir). */
+export type JobStart = Omit<StartJobMessage, 'type' | 'stateDir'> & { readonly type?: 'start' };
+
 /** The supervisor's handle on one job host child process. */
 export class JobProcess {
   state: JobProcessState = 'STARTING';
@@ -64,7 +69,11 @@ export class JobProcess {
   /** Savepoints this job host saw complete (its run's leader may have taken one and stopped every process with it). */
   private readonly savepointKeys = new Map<string, string>();
   readonly exited: Promise<void>;
+  /** What the job host is sent: the job, with its bundle copied into the job host's folder and its state beside it. */
+  readonly start: StartJobMessage;
   private readonly child: ChildProcess;
+  /** The bundle as the worker's cache holds it, which the job host may not read: copied into its folder. */
+  private readonly cachedBundle: string;
   private stderrTail = '';
   /** When the job host last said it was alive (undefined until it first does). */
   private aliveAt: number | undefined;
@@ -72,15 +81,18 @@ export class JobProcess {
   private readonly watchdog: NodeJS.Timeout;
 
   /**
-   * `child`: a job host forked for this job, or a warm spare (WarmJobHosts) that has been handed nothing yet, either
+   * `host`: a job host forked for this job, or a warm spare (WarmJobHosts) that has been handed nothing yet, either
    * forked with `limits`: a job host that reaches its heap limit, or stops answering for longer than its stall limit,
-   * fails the job with that reason (it is killed in the second case).
+   * fails the job with that reason (it is killed in the second case). Its folder is removed once it has exited.
    */
   constructor(
-    readonly start: StartJobMessage,
-    child: ChildProcess = forkJobHost(DEFAULT_JOB_HOST_LIMITS),
+    job: JobStart,
+    private readonly host: ForkedJobHost = forkJobHost({ limits: DEFAULT_JOB_HOST_LIMITS }),
     private readonly limits: JobHostLimits = DEFAULT_JOB_HOST_LIMITS,
   ) {
+    this.cachedBundle = job.bundlePath;
+    this.start = { ...job, type: 'start', bundlePath: join(host.dir, 'job.js'), stateDir: join(host.dir, 'state') };
+    const child = host.child;
     this.child = child;
     this.child.on('message', (m: FromJobHost) => this.onMessage(m));
     this.child.stderr?.on('data', (chunk: Buffer) => {
@@ -108,6 +120,7 @@ export class JobProcess {
         this.splits.clear();
         for (const [id, waiter] of this.rescales) waiter.reject(new JobStartError(`job host exited before rescale ${id} completed`));
         this.rescales.clear();
+        removeJobHostDir(this.host);
         resolve();
       }),
     );
@@ -115,6 +128,12 @@ export class JobProcess {
 
   /** Starts the job; resolves once every subtask runs, rejects with the job host's reason otherwise. */
   async run(): Promise<void> {
+    try {
+      await copyFile(this.cachedBundle, this.start.bundlePath);
+    } catch (err) {
+      this.kill();
+      throw new JobStartError(`job ${this.start.jobId}: its bundle could not be handed to its job host: ${(err as Error).message}`);
+    }
     this.post(this.start);
     const deadline = Date.now() + START_TIMEOUT_MS;
     while (this.state === 'STARTING') {

@@ -1,4 +1,3 @@
-import { join } from 'node:path';
 import {
   CommandRejectedError,
   type CommandContext,
@@ -23,8 +22,8 @@ const HEARTBEAT_MAX_SNAPSHOTS = 4_096;
 
 export interface JobSupervisorOptions {
   readonly bundles: BundleCache;
-  /** Root of this worker's local state; each job gets a directory below it. */
-  readonly stateRoot: string;
+  /** Where each job host's own folder (its bundle copy and its state, all it may write) is made. */
+  readonly hostsRoot: string;
   /** Dead-letter topic of a job; tenant-namespaced by the caller. */
   readonly deadLetterTopic: (tenantId: string, jobId: string) => string;
   /** Job hosts forked ahead of need (with the same limits); without it every job forks its own as it starts. */
@@ -107,8 +106,6 @@ export class JobSupervisor {
         ...(command.runNo !== undefined ? { runNo: command.runNo } : {}),
         ...(command.routing ? { routing: command.routing } : {}),
         ...capacityOf(command),
-        // One directory per process: two processes of a run on one worker must not share a RocksDB.
-        stateDir: join(this.options.stateRoot, command.tenantId, command.jobId, ...(layout.count > 1 ? [`p${layout.index}`] : [])),
         deadLetterTopic: this.options.deadLetterTopic(command.tenantId, command.jobId),
         ...(command.config ? { config: command.config } : {}),
         ...(command.checkpointing ? { checkpointing: command.checkpointing } : {}),
@@ -116,7 +113,7 @@ export class JobSupervisor {
         ...(command.allowNonRestoredState ? { allowNonRestoredState: true } : {}),
         ...(command.joining ? { joining: command.joining } : {}),
       },
-      this.options.warmHosts?.take() ?? forkJobHost(this.limits),
+      this.options.warmHosts?.take() ?? forkJobHost({ limits: this.limits, hostsRoot: this.options.hostsRoot }),
       this.limits,
     );
     this.jobs.set(key, job);
