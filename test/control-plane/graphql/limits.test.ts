@@ -39,6 +39,7 @@ function countReads(): { count: () => number; restore: () => void } {
     vi.spyOn(tenantDb, 'read'),
     vi.spyOn(tenantDb, 'readWith'),
     vi.spyOn(metrics, 'readLatest'),
+    vi.spyOn(metrics, 'readLatestOf'),
   ];
   return { count: () => spies.reduce((n, s) => n + s.mock.calls.length, 0), restore: () => spies.forEach((s) => s.mockRestore()) };
 }

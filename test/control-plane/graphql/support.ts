@@ -132,33 +132,76 @@ export function snapshotOf(tenantId: string, jobId: string, fields: Partial<Subt
  * resolvers only need it to exist; nothing dispatches it (SUSPENDED, never due for the reconciler).
  */
 export async function insertDeployment(config: WeirConfig, tenantId: string, id: string): Promise<{ bundleId: string }> {
+  const [bundleId] = await insertDeployments(config, tenantId, [id]);
+  return { bundleId };
+}
+
+/** insertDeployment for many, over one connection; the bundle ids in the order of `ids`. */
+export async function insertDeployments(config: WeirConfig, tenantId: string, ids: readonly string[]): Promise<string[]> {
   const pool = createPool({ connectionString: config.WEIR_PG_URL, max: 1, applicationName: 'weir-test-graphql' });
-  const bundleId = `b${randomBytes(12).toString('hex')}`;
-  const name = `bundle-${bundleId.slice(1, 9)}`;
+  const bundleIds = ids.map(() => `b${randomBytes(12).toString('hex')}`);
   try {
     await withTenant(pool, tenantId, async (client) => {
-      await client.query(
-        `INSERT INTO bundles (id, tenant_id, name, version, sha256, size_bytes, s3_key, manifest)
-         VALUES ($1, $2, $3, '1.0.0', $4, 0, $5, $6)`,
-        [
-          bundleId,
-          tenantId,
-          name,
-          '0'.repeat(64),
-          `tenants/${tenantId}/bundles/${name}/1.0.0/${'0'.repeat(64)}.js`,
-          { name, version: '1.0.0', entryPoint: 'job.js', operatorIds: ['window'], rulesSchema: { type: 'object' }, defaultParallelism: 1, maxParallelism: 128 },
-        ],
-      );
-      await client.query(
-        `INSERT INTO deployments (tenant_id, id, name, bundle_id, parallelism, desired_state, next_reconcile_at)
-         VALUES ($1, $2, $3, $4, '{"default": 1, "operators": {}}', 'SUSPENDED', NULL)`,
-        [tenantId, id, `d-${id.toLowerCase().replace(/[^a-z0-9-]/g, '-')}`.slice(0, 60), bundleId],
-      );
+      for (const [i, id] of ids.entries()) {
+        const bundleId = bundleIds[i];
+        const name = `bundle-${bundleId.slice(1, 9)}`;
+        await client.query(
+          `INSERT INTO bundles (id, tenant_id, name, version, sha256, size_bytes, s3_key, manifest)
+           VALUES ($1, $2, $3, '1.0.0', $4, 0, $5, $6)`,
+          [
+            bundleId,
+            tenantId,
+            name,
+            '0'.repeat(64),
+            `tenants/${tenantId}/bundles/${name}/1.0.0/${'0'.repeat(64)}.js`,
+            { name, version: '1.0.0', entryPoint: 'job.js', operatorIds: ['window'], rulesSchema: { type: 'object' }, defaultParallelism: 1, maxParallelism: 128 },
+          ],
+        );
+        await client.query(
+          `INSERT INTO deployments (tenant_id, id, name, bundle_id, parallelism, desired_state, next_reconcile_at)
+           VALUES ($1, $2, $3, $4, '{"default": 1, "operators": {}}', 'SUSPENDED', NULL)`,
+          [tenantId, id, `d-${id.toLowerCase().replace(/[^a-z0-9-]/g, '-')}`.slice(0, 60), bundleId],
+        );
+      }
     });
   } finally {
     await pool.end();
   }
-  return { bundleId };
+  return bundleIds;
+}
+
+/**
+ * A finished run of a deployment with `count` FAILED key-group moves and `count` DECLINED partitioner decisions on
+ * it, so their lists have something to page through (written as the reconciler and the partitioner would).
+ */
+export async function insertRunHistory(config: WeirConfig, tenantId: string, deploymentId: string, bundleId: string, count: number): Promise<void> {
+  const pool = createPool({ connectionString: config.WEIR_PG_URL, max: 1, applicationName: 'weir-test-graphql' });
+  try {
+    await withTenant(pool, tenantId, async (client) => {
+      await client.query(
+        `INSERT INTO deployment_runs (tenant_id, deployment_id, run_no, worker_id, bundle_id, subtasks, slots, started_reason, ended_at, outcome)
+         VALUES ($1, $2, 1, 'test-worker', $3, '[]', 1, 'test', now(), 'STOPPED')`,
+        [tenantId, deploymentId, bundleId],
+      );
+      for (let i = 0; i < count; i++) {
+        const at = (Date.now() + i).toString(16).padStart(12, '0');
+        await client.query(
+          `INSERT INTO deployment_key_group_moves (tenant_id, deployment_id, move_id, run_no, operator_id, moves, requested_by, state, failure, finished_at)
+           VALUES ($1, $2, $3, 1, 'window', '[]', 'test', 'FAILED', 'the run ended', now())`,
+          [tenantId, deploymentId, `m${at}${randomBytes(6).toString('hex')}`],
+        );
+        await client.query(
+          `INSERT INTO deployment_scaling_decisions (tenant_id, deployment_id, decision_id, run_no, source, operator_id, mode, kind, reason,
+             imbalance_before, imbalance_after, unfinished, detection, decision, inputs)
+           VALUES ($1, $2, $3, 1, 'partitioner', 'window', 'recommend', 'DECLINED', 'balanced enough', 1, 1, false,
+             '{"overloadedSubtasks": [], "hotKeys": []}', '{"moves": [], "declined": [], "loadsBefore": [], "loadsAfter": [], "fairLoads": []}', '{}')`,
+          [tenantId, deploymentId, `s${at}${randomBytes(6).toString('hex')}`],
+        );
+      }
+    });
+  } finally {
+    await pool.end();
+  }
 }
 
 /** Removes the `weir:<prefix>:*` keys (metrics, SLO minutes) a test run left. */

@@ -32,18 +32,26 @@ export class BundleReader {
     return this.one(client, `SELECT ${COLUMNS} FROM bundles WHERE id = $1`, [id]);
   }
 
+  /** The bundles among `ids`, by id. */
+  async byIds(client: PoolClient, ids: readonly string[]): Promise<Map<string, DeployableBundle>> {
+    const bundles = await this.all(client, `SELECT ${COLUMNS} FROM bundles WHERE id = ANY($1::text[])`, [ids]);
+    return new Map(bundles.map((b) => [b.id, b]));
+  }
+
   async byNameVersion(client: PoolClient, name: string, version: string): Promise<DeployableBundle | null> {
     return this.one(client, `SELECT ${COLUMNS} FROM bundles WHERE name = $1 AND version = $2`, [name, version]);
   }
 
   private async one(client: PoolClient, sql: string, params: unknown[]): Promise<DeployableBundle | null> {
-    let rows: BundleRow[];
+    return (await this.all(client, sql, params))[0] ?? null;
+  }
+
+  private async all(client: PoolClient, sql: string, params: unknown[]): Promise<DeployableBundle[]> {
     try {
-      rows = (await client.query<BundleRow>(sql, params)).rows;
+      return (await client.query<BundleRow>(sql, params)).rows.map(toBundle);
     } catch (err) {
       throw toDatabaseError(err, 'read bundle');
     }
-    return rows.length ? toBundle(rows[0]) : null;
   }
 }
 

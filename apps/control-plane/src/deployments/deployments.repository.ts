@@ -82,6 +82,18 @@ export class DeploymentsRepository {
     return rows.length ? toDeployment(rows[0]) : null;
   }
 
+  /** The deployments among `ids` (another tenant's are invisible), in no particular order. */
+  async findMany(client: SqlClient, ids: readonly string[]): Promise<Deployment[]> {
+    const rows = await q<DeploymentRow>(client, 'find deployments', `SELECT ${DEPLOYMENT_COLUMNS} FROM deployments WHERE id = ANY($1::text[])`, [ids]);
+    return rows.map(toDeployment);
+  }
+
+  /** Which of `ids` are deployments of the tenant. */
+  async existing(client: SqlClient, ids: readonly string[]): Promise<Set<string>> {
+    const rows = await q<{ id: string }>(client, 'find deployments', 'SELECT id FROM deployments WHERE id = ANY($1::text[])', [ids]);
+    return new Set(rows.map((r) => r.id));
+  }
+
   async list(client: SqlClient, limit: number, afterId: string | undefined, status: DeploymentStatus | undefined): Promise<Deployment[]> {
     const rows = await q<DeploymentRow>(
       client,

@@ -3,12 +3,18 @@ import { GqlExecutionContext } from '@nestjs/graphql';
 import type { GraphQLError } from 'graphql';
 import type { ApiKeyAuthenticator, Principal, Scope } from '../tenancy';
 import { UnauthorizedProblem } from '../tenancy';
+import type { RequestLoaders } from './loaders/request-loaders';
 import { graphqlRuntime } from './graphql-runtime';
 
-/** What every resolver's context holds: the caller, or why there is none. */
-export interface GraphqlContext {
+/** The caller, or why there is none. */
+export interface GraphqlAuth {
   readonly principal?: Principal;
   readonly authError?: GraphQLError;
+}
+
+/** What every resolver's context holds: the caller, and the operation's own loaders (loaders/request-loaders.ts). */
+export interface GraphqlContext extends GraphqlAuth {
+  readonly loaders: RequestLoaders;
 }
 
 const MAX_TOKEN_LENGTH = 512;
@@ -34,7 +40,7 @@ export function authUnavailable(): GraphQLError {
  * `authError`, a failure to check it (Postgres down) a SERVICE_UNAVAILABLE one, answered by the first field that
  * needs a principal (so the internal error never reaches the caller).
  */
-export async function authenticateContext(authenticator: ApiKeyAuthenticator, token: string | undefined): Promise<GraphqlContext> {
+export async function authenticateContext(authenticator: ApiKeyAuthenticator, token: string | undefined): Promise<GraphqlAuth> {
   if (!token) return { authError: unauthenticated('Missing API key: send Authorization: Bearer <API key>') };
   try {
     return { principal: await authenticator.authenticate(token) };

@@ -95,6 +95,8 @@ export function limitRules(limits: GraphqlLimits): ValidationRule[] {
  * under a field that takes `limit` (a page) its selection's cost counts once per item it may return (`limit`, or
  * the default page size when omitted; a page's `items` cost nothing of their own). So
  * `deployments(limit: 200) { items { id slos { id } } }` costs 1 + 200 × 1 = 201: one list read and 200 SLO reads.
+ * The loaders (loaders/request-loaders.ts) fetch those 200 in one statement; the cost still counts them one by one,
+ * as the rows read and the answer's size grow with them.
  */
 export const readCostEstimator: ComplexityEstimator = ({ type, field, args, childComplexity }) => {
   if (!graphqlRuntime.isCompositeType(graphqlRuntime.getNamedType(field.type))) return 0;

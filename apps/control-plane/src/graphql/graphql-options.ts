@@ -8,6 +8,7 @@ import { authenticateContext, tokenOf, type GraphqlContext } from './graphql-aut
 import { formatExecutionErrors, formatGraphqlError } from './graphql-errors';
 import { costLimitPlugin, graphqlLimitsOf, limitRules, wsSubscribeCheck } from './graphql-limits';
 import { graphqlRuntime } from './graphql-runtime';
+import type { RequestLoadersFactory } from './loaders/request-loaders';
 
 export const GRAPHQL_PATH = '/graphql';
 
@@ -35,7 +36,7 @@ interface ClosableSocket {
  * the context (graphql-auth.ts). No stack traces, no landing page. Every operation, over HTTP or graphql-ws, is held
  * to the limits of graphql-limits.ts (WEIR_GRAPHQL_*) before anything of it runs.
  */
-export function graphqlOptions(authenticator: ApiKeyAuthenticator, logger: Logger, config: WeirConfig): ApolloDriverConfig {
+export function graphqlOptions(authenticator: ApiKeyAuthenticator, logger: Logger, config: WeirConfig, loaders: RequestLoadersFactory): ApolloDriverConfig {
   const formatError = formatGraphqlError(logger.child({ component: 'graphql' }));
   const limits = graphqlLimitsOf(config);
   // Apollo hands its schema to the cost plugin at start; graphql-ws (started after it) validates against the same one.
@@ -54,13 +55,12 @@ export function graphqlOptions(authenticator: ApiKeyAuthenticator, logger: Logge
     validationRules: limitRules(limits),
     plugins: [costLimitPlugin(limits, schemaRef)],
     allowBatchedHttpRequests: false,
-    // Apollo's Fastify integration passes the request itself; graphql-ws passes its connection context.
+    // Apollo's Fastify integration passes the request itself; graphql-ws passes its connection context. Either way
+    // this runs once per operation, which gets loaders of its own: nothing batched is shared between operations.
     context: async (arg: { headers: Record<string, unknown> } | WsContext): Promise<GraphqlContext> => {
-      if (isWsContext(arg)) {
-        // Re-authenticated per operation (cached for seconds), so a revoked key cannot open new subscriptions.
-        return authenticateContext(authenticator, tokenOf(arg.connectionParams?.authorization, true));
-      }
-      return authenticateContext(authenticator, tokenOf(arg.headers.authorization, false));
+      // Over graphql-ws, re-authenticated per operation (cached for seconds), so a revoked key cannot open new subscriptions.
+      const token = isWsContext(arg) ? tokenOf(arg.connectionParams?.authorization, true) : tokenOf(arg.headers.authorization, false);
+      return { ...(await authenticateContext(authenticator, token)), loaders: loaders.create() };
     },
     subscriptions: {
       'graphql-ws': {

@@ -12,6 +12,8 @@ import { ApiKeyAuthenticator } from '../tenancy';
 import { WorkersModule } from '../workers/workers.module';
 import { EventsModule } from '../events/events.module';
 import { graphqlOptions } from './graphql-options';
+import { RequestLoadersFactory } from './loaders/request-loaders';
+import { RequestLoadersModule } from './loaders/request-loaders.module';
 import { GRAPHQL_RESOLVERS } from './resolvers';
 
 export { GRAPHQL_PATH, MAX_SUBSCRIPTIONS_PER_CONNECTION, WS_TRY_AGAIN_LATER, WS_UNAUTHORIZED } from './graphql-options';
@@ -33,7 +35,8 @@ export { GRAPHQL_PATH, MAX_SUBSCRIPTIONS_PER_CONNECTION, WS_TRY_AGAIN_LATER, WS_
     SlosModule,
     GraphQLModule.forRootAsync<ApolloDriverConfig>({
       driver: ApolloDriver,
-      inject: [ApiKeyAuthenticator, ROOT_LOGGER, WEIR_CONFIG],
+      imports: [RequestLoadersModule],
+      inject: [ApiKeyAuthenticator, ROOT_LOGGER, WEIR_CONFIG, RequestLoadersFactory],
       useFactory: graphqlOptions,
     }),
   ],

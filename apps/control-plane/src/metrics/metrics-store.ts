@@ -134,6 +134,12 @@ export class MetricsStore implements OnApplicationShutdown {
   async readLatest(tenantId: string, jobId: string): Promise<string | null> {
     return this.redis.get(this.keys.latest(tenantId, jobId));
   }
+
+  /** readLatest of each job, in one MGET: null where a job has none. */
+  async readLatestOf(tenantId: string, jobIds: readonly string[]): Promise<(string | null)[]> {
+    if (jobIds.length === 0) return [];
+    return this.redis.mget(jobIds.map((jobId) => this.keys.latest(tenantId, jobId)));
+  }
 }
 
 function parseStored(value: string): StoredSnapshot | undefined {

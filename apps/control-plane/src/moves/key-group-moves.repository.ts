@@ -68,6 +68,21 @@ export class KeyGroupMovesRepository {
     return rows.map(toMove);
   }
 
+  /** `list` of each deployment at once: the first `limitEach` of each, newest first, ordered by deployment. */
+  async listByDeployment(client: SqlClient, deploymentIds: readonly string[], limitEach: number, beforeId: string | undefined): Promise<KeyGroupMove[]> {
+    const rows = await q<MoveRow>(
+      client,
+      'list key-group moves',
+      `SELECT ${COLUMNS} FROM (
+         SELECT ${COLUMNS}, row_number() OVER (PARTITION BY deployment_id ORDER BY move_id DESC) AS nth
+         FROM deployment_key_group_moves WHERE deployment_id = ANY($1::text[]) AND ($2::text IS NULL OR move_id < $2)
+       ) ranked
+       WHERE nth <= $3 ORDER BY deployment_id, move_id DESC`,
+      [deploymentIds, beforeId ?? null, limitEach],
+    );
+    return rows.map(toMove);
+  }
+
   /** The deployment's move in flight, if any (at most one). */
   async pending(client: SqlClient, deploymentId: string): Promise<KeyGroupMove | null> {
     const rows = await q<MoveRow>(client, 'read the move in flight', `SELECT ${COLUMNS} FROM deployment_key_group_moves WHERE deployment_id = $1 AND state = 'PENDING'`, [deploymentId]);

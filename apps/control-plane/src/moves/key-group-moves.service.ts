@@ -84,6 +84,16 @@ export class KeyGroupMovesService {
     });
   }
 
+  /** `list` of each deployment, in one transaction; a deployment the tenant does not have is absent. */
+  async listByDeployment(tenantId: string, deploymentIds: readonly string[], limit: number, beforeId: string | undefined): Promise<Map<string, Page<KeyGroupMove>>> {
+    return this.db.run(tenantId, async (client) => {
+      const [found, moves] = await Promise.all([this.deployments.existing(client, deploymentIds), this.moves.listByDeployment(client, deploymentIds, limit + 1, beforeId)]);
+      const byDeployment = new Map([...found].map((id) => [id, [] as KeyGroupMove[]]));
+      for (const m of moves) byDeployment.get(m.deploymentId)?.push(m);
+      return new Map([...byDeployment].map(([id, rows]) => [id, toPage(rows, limit, (m) => m.moveId)]));
+    });
+  }
+
   /** The open run a move applies to: the deployment RUNNING as asked, with nothing pending that restarts it. */
   private async runningRun(client: PoolClient, d: Deployment): Promise<DeploymentRun> {
     if (d.status !== 'RUNNING' || d.desiredState !== 'RUNNING') {

@@ -168,6 +168,21 @@ export class ScalingDecisionsRepository {
     );
     return rows.map(toDecision);
   }
+
+  /** `list` of each deployment at once: the first `limitEach` of each, newest first, ordered by deployment. */
+  async listByDeployment(client: SqlClient, deploymentIds: readonly string[], limitEach: number, beforeId: string | undefined): Promise<ScalingDecision[]> {
+    const rows = await q<DecisionRow>(
+      client,
+      'list scaling decisions',
+      `SELECT ${COLUMNS} FROM (
+         SELECT ${COLUMNS}, row_number() OVER (PARTITION BY deployment_id ORDER BY decision_id DESC) AS nth
+         FROM deployment_scaling_decisions WHERE deployment_id = ANY($1::text[]) AND ($2::text IS NULL OR decision_id < $2)
+       ) ranked
+       WHERE nth <= $3 ORDER BY deployment_id, decision_id DESC`,
+      [deploymentIds, beforeId ?? null, limitEach],
+    );
+    return rows.map(toDecision);
+  }
 }
 
 function prefixed(alias: string): string {

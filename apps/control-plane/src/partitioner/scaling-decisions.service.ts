@@ -22,6 +22,19 @@ export class ScalingDecisionsService {
     });
   }
 
+  /** `list` of each deployment, in one transaction; a deployment the tenant does not have is absent. */
+  async listByDeployment(tenantId: string, deploymentIds: readonly string[], limit: number, beforeId: string | undefined): Promise<Map<string, Page<ScalingDecision>>> {
+    return this.db.run(tenantId, async (client) => {
+      const [found, decisions] = await Promise.all([
+        this.deployments.existing(client, deploymentIds),
+        this.decisions.listByDeployment(client, deploymentIds, limit + 1, beforeId),
+      ]);
+      const byDeployment = new Map([...found].map((id) => [id, [] as ScalingDecision[]]));
+      for (const d of decisions) byDeployment.get(d.deploymentId)?.push(d);
+      return new Map([...byDeployment].map(([id, rows]) => [id, toPage(rows, limit, (d) => d.decisionId)]));
+    });
+  }
+
   async get(tenantId: string, deploymentId: string, decisionId: string): Promise<ScalingDecision> {
     const decision = await this.db.readWith(tenantId, (client) => this.decisions.find(client, deploymentId, decisionId));
     if (decision) return decision;

@@ -25,6 +25,14 @@ export class ScalingPolicyService {
     return this.db.run(tenantId, async (client) => this.writer.read(client, await this.mustFind(client, deploymentId)));
   }
 
+  /** `get` of each deployment, in one transaction of three reads; a deployment the tenant does not have is absent. */
+  getByDeployment(tenantId: string, deploymentIds: readonly string[]): Promise<Map<string, ScalingPolicyView>> {
+    return this.db.run(tenantId, async (client) => {
+      const views = await this.writer.readMany(client, await this.deployments.findMany(client, deploymentIds));
+      return new Map(views.map((v) => [v.deploymentId, v]));
+    });
+  }
+
   /**
    * Merges the change in, under the deployment's row lock (a controller's look holds it too: the change lands between
    * two looks, never inside one). A cancelled deployment's policy is a 409, as PATCH /v1/deployments is.
@@ -42,6 +50,19 @@ export class ScalingPolicyService {
     return this.db.run(tenantId, async (client) => {
       await this.mustFind(client, deploymentId);
       return toPage(await this.policies.changes(client, deploymentId, limit + 1, beforeId), limit, (c) => c.changeId);
+    });
+  }
+
+  /** `changes` of each deployment, in one transaction; a deployment the tenant does not have is absent. */
+  async changesByDeployment(tenantId: string, deploymentIds: readonly string[], limit: number, beforeId: string | undefined): Promise<Map<string, Page<ScalingPolicyChange>>> {
+    return this.db.run(tenantId, async (client) => {
+      const [found, changes] = await Promise.all([
+        this.deployments.existing(client, deploymentIds),
+        this.policies.changesByDeployment(client, deploymentIds, limit + 1, beforeId),
+      ]);
+      const byDeployment = new Map([...found].map((id) => [id, [] as ScalingPolicyChange[]]));
+      for (const c of changes) byDeployment.get(c.deploymentId)?.push(c);
+      return new Map([...byDeployment].map(([id, rows]) => [id, toPage(rows, limit, (c) => c.changeId)]));
     });
   }
 

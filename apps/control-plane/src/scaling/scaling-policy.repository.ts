@@ -10,6 +10,17 @@ export interface StoredPolicyRow {
   readonly updatedBy: string;
 }
 
+interface PolicyRow {
+  deployment_id: string;
+  partitioner: StoredScalingPolicy['partitioner'];
+  autoscaler: StoredScalingPolicy['autoscaler'];
+  updated_at: Date;
+  updated_by: string;
+}
+
+const POLICY_COLUMNS = 'deployment_id, partitioner, autoscaler, updated_at, updated_by';
+const CHANGE_COLUMNS = 'change_id, deployment_id, changed_at, changed_by, from_policy, to_policy, fields';
+
 interface ChangeRow {
   change_id: string;
   deployment_id: string;
@@ -27,15 +38,19 @@ interface ChangeRow {
 @Injectable()
 export class ScalingPolicyRepository {
   async find(client: SqlClient, deploymentId: string): Promise<StoredPolicyRow | null> {
-    const rows = await q<{ partitioner: StoredScalingPolicy['partitioner']; autoscaler: StoredScalingPolicy['autoscaler']; updated_at: Date; updated_by: string }>(
+    const rows = await q<PolicyRow>(client, 'read the scaling policy', `SELECT ${POLICY_COLUMNS} FROM deployment_scaling_policies WHERE deployment_id = $1`, [deploymentId]);
+    return rows.length ? toStoredPolicy(rows[0]) : null;
+  }
+
+  /** The stored policies of the deployments among `deploymentIds`, by deployment; one without a row is absent. */
+  async findByDeployment(client: SqlClient, deploymentIds: readonly string[]): Promise<Map<string, StoredPolicyRow>> {
+    const rows = await q<PolicyRow>(
       client,
-      'read the scaling policy',
-      'SELECT partitioner, autoscaler, updated_at, updated_by FROM deployment_scaling_policies WHERE deployment_id = $1',
-      [deploymentId],
+      'read the scaling policies',
+      `SELECT ${POLICY_COLUMNS} FROM deployment_scaling_policies WHERE deployment_id = ANY($1::text[])`,
+      [deploymentIds],
     );
-    if (!rows.length) return null;
-    const r = rows[0];
-    return { stored: { partitioner: r.partitioner, autoscaler: r.autoscaler }, updatedAt: r.updated_at, updatedBy: r.updated_by };
+    return new Map(rows.map((r) => [r.deployment_id, toStoredPolicy(r)]));
   }
 
   async upsert(client: SqlClient, tenantId: string, deploymentId: string, stored: StoredScalingPolicy, by: string): Promise<StoredPolicyRow> {
@@ -71,9 +86,24 @@ export class ScalingPolicyRepository {
     const rows = await q<ChangeRow>(
       client,
       'list scaling policy changes',
-      `SELECT change_id, deployment_id, changed_at, changed_by, from_policy, to_policy, fields FROM deployment_scaling_policy_changes
+      `SELECT ${CHANGE_COLUMNS} FROM deployment_scaling_policy_changes
        WHERE deployment_id = $1 AND ($2::text IS NULL OR change_id < $2) ORDER BY change_id DESC LIMIT $3`,
       [deploymentId, beforeId ?? null, limit],
+    );
+    return rows.map(toChange);
+  }
+
+  /** `changes` of each deployment at once: the first `limitEach` of each, newest first, ordered by deployment. */
+  async changesByDeployment(client: SqlClient, deploymentIds: readonly string[], limitEach: number, beforeId: string | undefined): Promise<ScalingPolicyChange[]> {
+    const rows = await q<ChangeRow>(
+      client,
+      'list scaling policy changes',
+      `SELECT ${CHANGE_COLUMNS} FROM (
+         SELECT ${CHANGE_COLUMNS}, row_number() OVER (PARTITION BY deployment_id ORDER BY change_id DESC) AS nth
+         FROM deployment_scaling_policy_changes WHERE deployment_id = ANY($1::text[]) AND ($2::text IS NULL OR change_id < $2)
+       ) ranked
+       WHERE nth <= $3 ORDER BY deployment_id, change_id DESC`,
+      [deploymentIds, beforeId ?? null, limitEach],
     );
     return rows.map(toChange);
   }
@@ -82,6 +112,10 @@ export class ScalingPolicyRepository {
 /** `p` + 12 hex digits of epoch ms + 12 random, as decision and move ids. */
 export function newChangeId(now = Date.now()): string {
   return `p${now.toString(16).padStart(12, '0').slice(-12)}${randomBytes(6).toString('hex')}`;
+}
+
+function toStoredPolicy(r: PolicyRow): StoredPolicyRow {
+  return { stored: { partitioner: r.partitioner, autoscaler: r.autoscaler }, updatedAt: r.updated_at, updatedBy: r.updated_by };
 }
 
 function toChange(r: ChangeRow): ScalingPolicyChange {

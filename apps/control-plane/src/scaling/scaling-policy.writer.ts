@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { PoolClient } from '@weir/db';
-import { BundleReader } from '../deployments/bundle-reader';
+import { BundleReader, type DeployableBundle } from '../deployments/bundle-reader';
 import type { Deployment } from '../deployments/deployment';
 import { DeploymentsRepository } from '../deployments/deployments.repository';
 import { InvalidRequestProblem } from '../problems/problem.exception';
@@ -22,6 +22,16 @@ export class ScalingPolicyWriter {
 
   async read(client: PoolClient, deployment: Deployment): Promise<ScalingPolicyView> {
     return policyViewOf(deployment, await this.maxParallelismOf(client, deployment), await this.policies.find(client, deployment.id));
+  }
+
+  /** `read` of each deployment, with one statement for their bundles and one for their stored policies (sent together). */
+  async readMany(client: PoolClient, deployments: readonly Deployment[]): Promise<ScalingPolicyView[]> {
+    if (deployments.length === 0) return [];
+    const [bundles, stored] = await Promise.all([
+      this.bundles.byIds(client, [...new Set(deployments.map((d) => d.bundleId))]),
+      this.policies.findByDeployment(client, deployments.map((d) => d.id)),
+    ]);
+    return deployments.map((d) => policyViewOf(d, maxParallelismIn(bundles.get(d.bundleId), d), stored.get(d.id) ?? null));
   }
 
   /**
@@ -46,8 +56,11 @@ export class ScalingPolicyWriter {
   }
 
   private async maxParallelismOf(client: PoolClient, deployment: Deployment): Promise<number> {
-    const bundle = await this.bundles.byId(client, deployment.bundleId);
-    if (!bundle) throw new Error(`bundle ${deployment.bundleId} of deployment ${deployment.id} is missing (bundles in use cannot be deleted)`);
-    return bundle.maxParallelism;
+    return maxParallelismIn(await this.bundles.byId(client, deployment.bundleId), deployment);
   }
+}
+
+function maxParallelismIn(bundle: DeployableBundle | null | undefined, deployment: Deployment): number {
+  if (!bundle) throw new Error(`bundle ${deployment.bundleId} of deployment ${deployment.id} is missing (bundles in use cannot be deleted)`);
+  return bundle.maxParallelism;
 }

@@ -71,6 +71,20 @@ export class SlosRepository {
     return rows.map(toSlo);
   }
 
+  /** The first `perDeployment` SLOs of each deployment in id order (as `list` orders them), by deployment. */
+  async listByDeployment(tenantId: string, deploymentIds: readonly string[], perDeployment: number): Promise<Slo[]> {
+    const rows = await this.db.read<SloRow>(tenantId, {
+      name: 'slos.listByDeployment',
+      text: `SELECT ${SLO_COLUMNS} FROM (
+           SELECT ${SLO_COLUMNS}, row_number() OVER (PARTITION BY deployment_id ORDER BY id) AS nth
+           FROM slos WHERE deployment_id = ANY($1::text[])
+         ) ranked
+         WHERE nth <= $2 ORDER BY deployment_id, id`,
+      values: [deploymentIds, perDeployment],
+    });
+    return rows.map(toSlo);
+  }
+
   async delete(tenantId: string, id: string): Promise<boolean> {
     return this.db.run(tenantId, async (client) => {
       const { rowCount } = await client.query('DELETE FROM slos WHERE id = $1', [id]);

@@ -27,6 +27,17 @@ export class SlosService {
     return toPage(await this.slos.list(tenantId, limit + 1, afterId, deploymentId), limit, (s) => s.id);
   }
 
+  /**
+   * What `list(tenantId, perDeployment, undefined, id)` answers for each of the deployments, in one read (GraphQL's
+   * Deployment.slos for a page of deployments); a deployment without SLOs, or not the tenant's, has none.
+   */
+  async listByDeployment(tenantId: string, deploymentIds: readonly string[], perDeployment: number): Promise<Map<string, Slo[]>> {
+    const byDeployment = new Map(deploymentIds.map((id) => [id, [] as Slo[]]));
+    if (deploymentIds.length === 0) return byDeployment;
+    for (const slo of await this.slos.listByDeployment(tenantId, deploymentIds, perDeployment)) byDeployment.get(slo.deploymentId)?.push(slo);
+    return byDeployment;
+  }
+
   async delete(tenantId: string, id: string): Promise<void> {
     if (!(await this.slos.delete(tenantId, id))) throw new NotFoundProblem('SLO', id);
   }

@@ -4,11 +4,10 @@ import { DEPLOYMENT_STATUSES } from '../../deployments/deployment';
 import { DeploymentsService } from '../../deployments/deployments.service';
 import { createDeploymentBody, deploymentIdParams, patchDeploymentBody, upgradeDeploymentBody } from '../../deployments/dto/deployment-input';
 import type { DeploymentMetrics } from '../../metrics/deployment-metrics';
-import { MetricsStore } from '../../metrics/metrics-store';
-import { SlosService } from '../../slos/slos.service';
 import type { Principal } from '../../tenancy';
 import { Caller } from '../graphql-auth';
 import { pageArgsSchema, parseArgs } from '../graphql-args';
+import { Loaders, SLOS_PER_DEPLOYMENT, type RequestLoaders } from '../loaders/request-loaders';
 import {
   AutoscalerModeEnum,
   CreateDeploymentInputModel,
@@ -29,11 +28,7 @@ const listArgs = pageArgsSchema.extend({ status: z.enum(DEPLOYMENT_STATUSES).nul
 /** Deployments over GraphQL: DeploymentsService does the work (validation, quotas, reconciler), as for REST. */
 @Resolver(() => DeploymentModel)
 export class DeploymentsResolver {
-  constructor(
-    private readonly deploymentService: DeploymentsService,
-    private readonly metricsStore: MetricsStore,
-    private readonly sloService: SlosService,
-  ) {}
+  constructor(private readonly deploymentService: DeploymentsService) {}
 
   @Query(() => DeploymentModel, { description: 'One deployment; NOT_FOUND if the tenant has none with this id.' })
   async deployment(@Caller('read') principal: Principal, @Args('id', { type: () => ID }) id: string): Promise<DeploymentModel> {
@@ -56,14 +51,14 @@ export class DeploymentsResolver {
     nullable: true,
     description: 'The latest merged metrics (null while no subtask of it reports); subscribe to deploymentMetrics for pushes.',
   })
-  async metrics(@Caller('read') principal: Principal, @Parent() deployment: DeploymentModel): Promise<DeploymentMetricsModel | null> {
-    const json = await this.metricsStore.readLatest(principal.tenantId, deployment.id);
+  async metrics(@Caller('read') principal: Principal, @Parent() deployment: DeploymentModel, @Loaders() loaders: RequestLoaders): Promise<DeploymentMetricsModel | null> {
+    const json = await loaders.latestMetrics.load({ tenantId: principal.tenantId, deploymentId: deployment.id });
     return json ? DeploymentMetricsModel.from(JSON.parse(json) as DeploymentMetrics) : null;
   }
 
-  @ResolveField(() => [SloModel], { description: "The deployment's latency SLOs (at most 200)." })
-  async slos(@Caller('read') principal: Principal, @Parent() deployment: DeploymentModel): Promise<SloModel[]> {
-    return (await this.sloService.list(principal.tenantId, 200, undefined, deployment.id)).items.map(SloModel.from);
+  @ResolveField(() => [SloModel], { description: `The deployment's latency SLOs (at most ${SLOS_PER_DEPLOYMENT}).` })
+  async slos(@Caller('read') principal: Principal, @Parent() deployment: DeploymentModel, @Loaders() loaders: RequestLoaders): Promise<SloModel[]> {
+    return (await loaders.slos.load({ tenantId: principal.tenantId, deploymentId: deployment.id })).map(SloModel.from);
   }
 
   @Mutation(() => DeploymentModel, { description: 'Create a deployment (write scope); the reconciler starts it unless SUSPENDED.' })

@@ -6,6 +6,7 @@ import { KeyGroupMovesService } from '../../moves/key-group-moves.service';
 import type { Principal } from '../../tenancy';
 import { Caller } from '../graphql-auth';
 import { pageArgsSchema, parseArgs } from '../graphql-args';
+import { Loaders, type RequestLoaders } from '../loaders/request-loaders';
 import { DeploymentModel } from '../models/deployment.model';
 import { KeyGroupMoveModel, KeyGroupMovePage } from '../models/key-group-move.model';
 
@@ -20,11 +21,12 @@ export class KeyGroupMovesResolver {
   async keyGroupMoves(
     @Caller('read') principal: Principal,
     @Parent() deployment: DeploymentModel,
+    @Loaders() loaders: RequestLoaders,
     @Args('limit', { type: () => Int, nullable: true, description: '1-200, default 50' }) limit?: number,
     @Args('cursor', { type: () => String, nullable: true }) cursor?: string,
   ): Promise<KeyGroupMovePage> {
     const args = parseArgs(pageArgsSchema, { limit, cursor });
-    const page = await this.moves.list(principal.tenantId, deployment.id, args.limit, args.cursor);
+    const page = await loaders.keyGroupMoves.load({ tenantId: principal.tenantId, deploymentId: deployment.id, limit: args.limit, cursor: args.cursor });
     return { items: page.items.map(KeyGroupMoveModel.from), nextCursor: page.nextCursor };
   }
 

@@ -7,6 +7,7 @@ import { ScalingDecisionsService } from '../../partitioner/scaling-decisions.ser
 import type { Principal } from '../../tenancy';
 import { Caller } from '../graphql-auth';
 import { pageArgsSchema, parseArgs } from '../graphql-args';
+import { Loaders, type RequestLoaders } from '../loaders/request-loaders';
 import { DeploymentModel } from '../models/deployment.model';
 import { ScalingDecisionModel, ScalingDecisionPage } from '../models/events.model';
 
@@ -21,11 +22,12 @@ export class ScalingDecisionsResolver {
   async scalingDecisions(
     @Caller('read') principal: Principal,
     @Parent() deployment: DeploymentModel,
+    @Loaders() loaders: RequestLoaders,
     @Args('limit', { type: () => Int, nullable: true, description: '1-200, default 50' }) limit?: number,
     @Args('cursor', { type: () => String, nullable: true }) cursor?: string,
   ): Promise<ScalingDecisionPage> {
     const args = parseArgs(pageArgsSchema, { limit, cursor });
-    const page = await this.decisions.list(principal.tenantId, deployment.id, args.limit, args.cursor);
+    const page = await loaders.scalingDecisions.load({ tenantId: principal.tenantId, deploymentId: deployment.id, limit: args.limit, cursor: args.cursor });
     return { items: page.items.map((d) => ScalingDecisionModel.from(toDecisionMessage(d))), nextCursor: page.nextCursor };
   }
 

@@ -5,6 +5,7 @@ import { ScalingPolicyService } from '../../scaling-policy/scaling-policy.servic
 import type { Principal } from '../../tenancy';
 import { Caller } from '../graphql-auth';
 import { pageArgsSchema, parseArgs } from '../graphql-args';
+import { Loaders, type RequestLoaders } from '../loaders/request-loaders';
 import { DeploymentModel } from '../models/deployment.model';
 import { ScalingPolicyChangeModel, ScalingPolicyChangePage, ScalingPolicyInput, ScalingPolicyModel } from '../models/scaling-policy.model';
 
@@ -14,19 +15,20 @@ export class ScalingPolicyResolver {
   constructor(private readonly policies: ScalingPolicyService) {}
 
   @ResolveField(() => ScalingPolicyModel, { description: "What the partitioner and the autoscaler may do and how eagerly; set it with setDeploymentScalingPolicy." })
-  async scalingPolicy(@Caller('read') principal: Principal, @Parent() deployment: DeploymentModel): Promise<ScalingPolicyModel> {
-    return ScalingPolicyModel.fromView(await this.policies.get(principal.tenantId, deployment.id));
+  async scalingPolicy(@Caller('read') principal: Principal, @Parent() deployment: DeploymentModel, @Loaders() loaders: RequestLoaders): Promise<ScalingPolicyModel> {
+    return ScalingPolicyModel.fromView(await loaders.scalingPolicy.load({ tenantId: principal.tenantId, deploymentId: deployment.id }));
   }
 
   @ResolveField(() => ScalingPolicyChangePage, { description: "The scaling policy's changes, newest first." })
   async scalingPolicyChanges(
     @Caller('read') principal: Principal,
     @Parent() deployment: DeploymentModel,
+    @Loaders() loaders: RequestLoaders,
     @Args('limit', { type: () => Int, nullable: true, description: '1-200, default 50' }) limit?: number,
     @Args('cursor', { type: () => String, nullable: true }) cursor?: string,
   ): Promise<ScalingPolicyChangePage> {
     const args = parseArgs(pageArgsSchema, { limit, cursor });
-    const page = await this.policies.changes(principal.tenantId, deployment.id, args.limit, args.cursor);
+    const page = await loaders.scalingPolicyChanges.load({ tenantId: principal.tenantId, deploymentId: deployment.id, limit: args.limit, cursor: args.cursor });
     return { items: page.items.map(ScalingPolicyChangeModel.from), nextCursor: page.nextCursor };
   }
 
