@@ -16,6 +16,11 @@ export interface ForkOptions {
   readonly limits?: JobHostLimits;
   /** Where each job host's own folder is made (default: the system's temporary folder). */
   readonly hostsRoot?: string;
+  /**
+   * false: no permission model. Only for `npm run bench -- isolation`, whose baseline it is (what the sandbox costs
+   * is measured against it); nothing in the worker sets it.
+   */
+  readonly permissions?: false;
 }
 
 /** The repository (apps/worker/src/jobs → ../../../..): the code a job host loads lives under it. */
@@ -41,6 +46,8 @@ function permissions(dir: string): string[] {
     `--allow-fs-write=${dir}`,
     '--allow-addons',
     '--disable-warning=ExperimentalWarning',
+    // "--allow-addons must be used with extreme caution": the addons are the state store's, not the tenant's.
+    '--disable-warning=SecurityWarning',
   ];
 }
 
@@ -61,7 +68,7 @@ export function forkJobHost(options: ForkOptions = {}): ForkedJobHost {
   const loader = fromSources ? ['-r', require.resolve('@swc-node/register')] : [];
   const loaderEnv = fromSources ? { SWC_NODE_PROJECT: join(ROOT, 'apps/worker/tsconfig.job-host.json'), SWC_NODE_CACHE: 'false' } : {};
   const child = fork(join(__dirname, `job-host${extname(__filename)}`), [], {
-    execArgv: [...permissions(dir), `--max-old-space-size=${limits.maxHeapMb}`, ...loader],
+    execArgv: [...(options.permissions === false ? [] : permissions(dir)), `--max-old-space-size=${limits.maxHeapMb}`, ...loader],
     env: { ...jobHostEnv(process.env), ...loaderEnv },
     // stderr through this process (passed on as it comes) so that JobProcess can read why a job host died.
     stdio: ['ignore', 'inherit', 'pipe', 'ipc'],
