@@ -1,7 +1,7 @@
 /**
  * A hostile bundle on a real worker: as it loads, it tries to start a process and a worker thread, reads the
- * worker's secrets from its environment, reads a file of the machine's, lists the other job hosts' folders and writes
- * outside its own. The job host runs under Node's permission model in a folder of its own with an allow-list
+ * worker's secrets from its environment, reads a file of the machine's, lists the other job hosts' folders, writes
+ * outside its own, and connects to Postgres (TCP) and a DNS server (UDP). The job host runs under Node's permission model in a folder of its own with an allow-list
  * environment (apps/worker/src/jobs/job-host-forks.ts, job-host-env.ts): all of it is refused but writing in its own
  * folder, and the secret is not there. The bundle reports what it met by failing to load, which the worker answers with a refused run.
  */
@@ -16,8 +16,11 @@ const SECRET = `postgres://weir_app:hostile-${run}@127.0.0.1:5432/weir`;
 
 const jobSource = `
 import { execSync } from 'node:child_process';
+import { createSocket } from 'node:dgram';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
 import { dirname } from 'node:path';
+import { writeHeapSnapshot } from 'node:v8';
 import { Worker } from 'node:worker_threads';
 import { defineJob, json, kafkaSink, kafkaSource } from '@weir/engine';
 const met = { pg: process.env.WEIR_PG_URL ?? null };
@@ -28,6 +31,10 @@ try { readFileSync('/etc/passwd'); met.read = 'ran'; } catch (err) { met.read = 
 try { met.neighbours = readdirSync(dirname(process.cwd())).length; } catch (err) { met.neighbours = err.code ?? err.message; }
 try { writeFileSync('/tmp/weir-hostile-${run}', 'x'); met.write = 'ran'; } catch (err) { met.write = err.code ?? err.message; }
 try { writeFileSync('own-file', 'x'); met.own = 'ran'; } catch (err) { met.own = err.code ?? err.message; }
+try { connect(5432, '127.0.0.1').on('error', () => undefined); met.postgres = 'ran'; } catch (err) { met.postgres = err.code ?? err.message; }
+try { createSocket('udp4').send('x', 53, '8.8.8.8'); met.udp = 'ran'; } catch (err) { met.udp = err.code ?? err.message; }
+met.s3Secret = process.env.WEIR_S3_SECRET_ACCESS_KEY ?? null;
+try { writeHeapSnapshot(); met.snapshot = 'ran'; } catch (err) { met.snapshot = err.code ?? err.message; }
 throw new Error('hostile bundle met ' + JSON.stringify(met));
 export default defineJob({ name: 'hostile', maxParallelism: 8 }, (job) => {
   job.source('in', kafkaSource({ topic: 't.${TENANT}.in', format: json() })).sink('out', kafkaSink({ topic: 't.${TENANT}.out', format: json() }));
@@ -53,12 +60,13 @@ describe('a hostile bundle at the job host', () => {
     else process.env.WEIR_PG_URL = saved;
   });
 
-  it('cannot spawn a process or a thread, read or write outside its folder, or find a secret in its environment', async () => {
+  it('cannot spawn a process or a thread, read or write outside its folder, connect but to Kafka and S3, or find a secret in its environment', async () => {
     const command = fixture.runCommand({ maxParallelism: 8, subtasks: [{ operatorId: 'in', subtask: 0, keyGroups: [] }] });
     const failure = await fixture.app.supervisor.run(command).then(() => null, (err: Error) => err.message);
     const met = JSON.parse(/hostile bundle met (\{.*?\})/.exec(failure ?? '')?.[1] ?? 'null') as Record<string, unknown> | null;
     expect(met).toEqual({
       pg: null, spawn: 'ERR_ACCESS_DENIED', thread: 'ERR_ACCESS_DENIED', read: 'ERR_ACCESS_DENIED', neighbours: 'ERR_ACCESS_DENIED', write: 'ERR_ACCESS_DENIED', own: 'ran',
+      postgres: 'ERR_ACCESS_DENIED', udp: 'ERR_ACCESS_DENIED', s3Secret: null, snapshot: 'ERR_ACCESS_DENIED',
     });
     expect(fixture.app.supervisor.runningSubtasks()).toEqual([]);
   });

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { toDatabaseError, type SqlClient } from '@weir/db';
 import type { MoveReport } from '@weir/protocol';
 import type { KeyGroupMove, KeyGroupMoveStep, MoveState } from './key-group-move';
+import { newestPerDeploymentSql } from '../pagination/newest-per-deployment';
 
 const COLUMNS = `tenant_id, deployment_id, move_id, run_no, operator_id, moves, reason, requested_by, state, report, failure,
   requested_at, started_at, finished_at`;
@@ -73,11 +74,7 @@ export class KeyGroupMovesRepository {
     const rows = await q<MoveRow>(
       client,
       'list key-group moves',
-      `SELECT ${COLUMNS} FROM (
-         SELECT ${COLUMNS}, row_number() OVER (PARTITION BY deployment_id ORDER BY move_id DESC) AS nth
-         FROM deployment_key_group_moves WHERE deployment_id = ANY($1::text[]) AND ($2::text IS NULL OR move_id < $2)
-       ) ranked
-       WHERE nth <= $3 ORDER BY deployment_id, move_id DESC`,
+      newestPerDeploymentSql('deployment_key_group_moves', COLUMNS, 'move_id'),
       [deploymentIds, beforeId ?? null, limitEach],
     );
     return rows.map(toMove);

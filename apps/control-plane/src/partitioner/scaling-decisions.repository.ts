@@ -4,6 +4,7 @@ import type { Deployment } from '../deployments/deployment';
 import { DEPLOYMENT_COLUMNS, toDeployment, type DeploymentRow } from '../deployments/deployment-rows';
 import type { MoveState } from '../moves/key-group-move';
 import type { DecisionSource, Detection, PlannedDecision, ScalingDecision } from './scaling-decision';
+import { newestPerDeploymentSql } from '../pagination/newest-per-deployment';
 
 const COLUMNS = `tenant_id, deployment_id, decision_id, run_no, source, operator_id, mode, kind, reason, key_groups, imbalance_before,
   imbalance_after, unfinished, detection, decision, inputs, move_id, from_parallelism, to_parallelism, decided_at`;
@@ -174,11 +175,7 @@ export class ScalingDecisionsRepository {
     const rows = await q<DecisionRow>(
       client,
       'list scaling decisions',
-      `SELECT ${COLUMNS} FROM (
-         SELECT ${COLUMNS}, row_number() OVER (PARTITION BY deployment_id ORDER BY decision_id DESC) AS nth
-         FROM deployment_scaling_decisions WHERE deployment_id = ANY($1::text[]) AND ($2::text IS NULL OR decision_id < $2)
-       ) ranked
-       WHERE nth <= $3 ORDER BY deployment_id, decision_id DESC`,
+      newestPerDeploymentSql('deployment_scaling_decisions', COLUMNS, 'decision_id'),
       [deploymentIds, beforeId ?? null, limitEach],
     );
     return rows.map(toDecision);

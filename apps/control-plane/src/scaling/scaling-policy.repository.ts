@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { toDatabaseError, type SqlClient } from '@weir/db';
 import type { ScalingPolicy, ScalingPolicyChange, StoredScalingPolicy } from './scaling-policy';
+import { newestPerDeploymentSql } from '../pagination/newest-per-deployment';
 
 /** A stored policy with its last change's time and author. */
 export interface StoredPolicyRow {
@@ -98,11 +99,7 @@ export class ScalingPolicyRepository {
     const rows = await q<ChangeRow>(
       client,
       'list scaling policy changes',
-      `SELECT ${CHANGE_COLUMNS} FROM (
-         SELECT ${CHANGE_COLUMNS}, row_number() OVER (PARTITION BY deployment_id ORDER BY change_id DESC) AS nth
-         FROM deployment_scaling_policy_changes WHERE deployment_id = ANY($1::text[]) AND ($2::text IS NULL OR change_id < $2)
-       ) ranked
-       WHERE nth <= $3 ORDER BY deployment_id, change_id DESC`,
+      newestPerDeploymentSql('deployment_scaling_policy_changes', CHANGE_COLUMNS, 'change_id'),
       [deploymentIds, beforeId ?? null, limitEach],
     );
     return rows.map(toChange);

@@ -29,6 +29,7 @@ import { RescaleLeader } from '../runs/rescale-leader';
 import { RescaleRefusedError, windowsStayPut } from '../runs/rescale-plan';
 import type { FromJobHost, MoveMessage, RescaleMessage, SplitKeysMessage, StartJobMessage, ToJobHost } from './ipc';
 import { ALIVE_INTERVAL_MS } from './job-host-limits';
+import { hardenBeforeTenantCode } from './job-host-hardening';
 import { assertTopicsInNamespace } from './topic-namespace';
 
 const METRICS_INTERVAL_MS = 1_000;
@@ -65,6 +66,8 @@ const verdictWaiters = new Map<string, ((failure: string | null) => void)[]>();
 
 async function start(message: StartJobMessage): Promise<void> {
   const config = loadConfig();
+  // Before any tenant code runs: Kafka and S3 only, no credentials in the environment, no heap snapshots.
+  hardenBeforeTenantCode(config);
   const definition = loadBundle(message.bundlePath, message.config);
   if (definition.maxParallelism !== message.maxParallelism) {
     throw new Error(`the bundle declares maxParallelism ${definition.maxParallelism}, the deployment ${message.maxParallelism}`);
