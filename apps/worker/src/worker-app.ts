@@ -1,3 +1,4 @@
+import { rmSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { join, resolve } from 'node:path';
 import type { Logger } from 'pino';
@@ -42,6 +43,9 @@ export class WorkerApp {
       logger,
     });
     const hostsRoot = join(home, 'worker', config.WEIR_WORKER_ID, 'job-hosts');
+    // No job host of this worker id runs yet (they exit with the worker that forked them): what is here is left from
+    // a previous run that crashed. Removed before the first spare is forked.
+    rmSync(hostsRoot, { recursive: true, force: true });
     const limits = { maxHeapMb: config.WEIR_JOB_HOST_MAX_HEAP_MB, stallTimeoutMs: config.WEIR_JOB_HOST_STALL_TIMEOUT_MS };
     this.supervisor = new JobSupervisor({
       bundles,

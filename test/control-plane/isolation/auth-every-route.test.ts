@@ -130,6 +130,7 @@ describe('authentication of every route, in every spelling', () => {
   let a: TestTenant;
   let b: TestTenant;
   let revokedKey: string;
+  let rulesKey: string;
   const ids = { deployment: `d${randomBytes(12).toString('hex')}`, bundle: '', bundleName: '', slo: '', apiKey: '' };
 
   const asA = (method: string, path: string, body?: unknown) =>
@@ -149,6 +150,9 @@ describe('authentication of every route, in every spelling', () => {
     const revoked = (await (await asA('POST', '/v1/api-keys', { name: 'revoked', scope: 'write' })).json()) as { id: string; key: string };
     expect((await asA('DELETE', `/v1/api-keys/${revoked.id}`)).status).toBe(204);
     revokedKey = revoked.key;
+    const rules = await asA('POST', '/v1/api-keys', { name: 'rules only', scope: 'rules' });
+    expect(rules.status).toBe(201);
+    rulesKey = ((await rules.json()) as { key: string }).key;
   });
 
   afterAll(async () => {
@@ -205,7 +209,8 @@ describe('authentication of every route, in every spelling', () => {
       { name: 'a revoked API key', authorization: `Bearer ${revokedKey}`, expect: UNAUTHORIZED },
       { name: 'the admin token (the wrong kind)', authorization: `Bearer ${TEST_ADMIN_TOKEN}`, expect: UNAUTHORIZED },
     ];
-    if (auth.kind === 'tenant' && auth.scope === 'write') cases.push({ name: 'a read key (the wrong scope)', authorization: `Bearer ${a.readKey}`, expect: FORBIDDEN });
+    if (auth.kind === 'tenant' && auth.scope !== 'read') cases.push({ name: 'a read key (the wrong scope)', authorization: `Bearer ${a.readKey}`, expect: FORBIDDEN });
+    if (auth.kind === 'tenant' && auth.scope === 'write') cases.push({ name: 'a rules key (the wrong scope)', authorization: `Bearer ${rulesKey}`, expect: FORBIDDEN });
     if (route.path.includes(':')) cases.push({ name: "another tenant's write key on A's resources", authorization: `Bearer ${b.writeKey}` });
     return cases;
   }
@@ -285,12 +290,12 @@ describe('authentication of every route, in every spelling', () => {
         if (declared !== '[]') mismatches.push(`${route.method} ${route.path} is public, the document says ${declared}`);
         continue;
       }
-      // Probed with a read key only, which can change nothing: an admin route refuses it (401), a write route too
-      // (403), and a read route serves it.
+      // Probed with a read key, which can change nothing: an admin route refuses it (401), a write or rules route
+      // too (403), and a read route serves it. Refused, it is probed with a rules key: a write route refuses that too.
       const readKey = await send(base, route.method, path, `Bearer ${a.readKey}`);
       const demanded = readKey.status === 401 ? 'adminToken' : 'apiKey';
       if (declared !== JSON.stringify([{ [demanded]: [] }])) mismatches.push(`${route.method} ${route.path}: the server demands ${demanded}, the document says ${declared}`);
-      const scope = readKey.status === 403 ? 'write' : 'read';
+      const scope = readKey.status !== 403 ? 'read' : (await send(base, route.method, path, `Bearer ${rulesKey}`)).status === 403 ? 'write' : 'rules';
       if (demanded === 'apiKey' && operation?.['x-weir-scope'] !== scope) {
         mismatches.push(`${route.method} ${route.path}: the server demands scope ${scope}, the document says ${operation?.['x-weir-scope']}`);
       }

@@ -21,7 +21,7 @@ export class RulesController {
   constructor(private readonly rules: RulesService) {}
 
   @Post()
-  @RequireScope('write')
+  @RequireScope('rules')
   @Idempotent()
   @ApiOperation({ summary: 'Store a new rule-set version ({ "rules": [...] }) and roll it out to the running job' })
   @ApiBody({ type: CreateRuleSetDto })
@@ -48,7 +48,7 @@ export class RulesController {
   }
 
   @Post('rollback')
-  @RequireScope('write')
+  @RequireScope('rules')
   @Idempotent()
   @HttpCode(201)
   @ApiOperation({ summary: 'Roll an earlier version out again ({ "toVersion": N }): a new rollout of its content' })
@@ -73,7 +73,7 @@ export class RulesController {
 
   @Post(':version/shadow')
   @ApiParam(VERSION_PARAM)
-  @RequireScope('write')
+  @RequireScope('rules')
   @Idempotent()
   @HttpCode(201)
   @ApiOperation({ summary: 'Evaluate a version in shadow beside the active rules: its alerts go to the shadow output, not the alerts' })

@@ -46,7 +46,7 @@ describe('ApiKeyAuthenticator', () => {
   it('returns the principal and caches the lookup', async () => {
     const db = fakePool(keys);
     const auth = new ApiKeyAuthenticator(db.pool, fakeUsage().usage);
-    expect(await auth.authenticate(key.token)).toEqual({ tenantId: 't1', keyId: key.keyId, scopes: ['read', 'write'] });
+    expect(await auth.authenticate(key.token)).toEqual({ tenantId: 't1', keyId: key.keyId, scopes: ['read', 'write', 'rules'] });
     await auth.authenticate(key.token);
     expect(db.queries()).toBe(1);
   });

@@ -1,7 +1,10 @@
-/** What a request is allowed to do once its API key is verified. Read keys hold ['read']; write keys both. */
-export type Scope = 'read' | 'write';
+/**
+ * What a request is allowed to do once its API key is verified. read: every GET; rules: read, and change rules
+ * (apply, roll back, shadow) and nothing else; write: everything a tenant may do.
+ */
+export type Scope = 'read' | 'write' | 'rules';
 
-export const SCOPES: readonly Scope[] = ['read', 'write'];
+export const SCOPES: readonly Scope[] = ['read', 'write', 'rules'];
 
 export interface Principal {
   readonly tenantId: string;
@@ -9,7 +12,7 @@ export interface Principal {
   readonly scopes: readonly Scope[];
 }
 
-/** A write key may also read: scopes are cumulative. */
+/** What a key of `scope` holds: every key reads, a write key changes rules too. */
 export function scopesOf(scope: Scope): readonly Scope[] {
-  return scope === 'write' ? ['read', 'write'] : ['read'];
+  return scope === 'write' ? ['read', 'write', 'rules'] : scope === 'rules' ? ['read', 'rules'] : ['read'];
 }

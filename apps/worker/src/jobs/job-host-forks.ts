@@ -1,6 +1,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, rmSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { extname, join, resolve } from 'node:path';
 import { jobHostEnv } from './job-host-env';
@@ -79,9 +80,13 @@ export function forkJobHost(options: ForkOptions = {}): ForkedJobHost {
   return { child, dir };
 }
 
-/** Removes a job host's folder once it has exited: its state lives on in checkpoints on S3. */
+/**
+ * Removes a job host's folder once it has exited: its state lives on in checkpoints on S3. In the background (a
+ * job's state can be gigabytes: removing it must not hold the worker's event loop); what a failure or a crash
+ * leaves, the worker's next start under the same id removes (WorkerApp).
+ */
 export function removeJobHostDir(host: ForkedJobHost): void {
-  rmSync(host.dir, { recursive: true, force: true });
+  void rm(host.dir, { recursive: true, force: true }).catch(() => undefined);
 }
 
 export interface WarmJobHostsOptions {

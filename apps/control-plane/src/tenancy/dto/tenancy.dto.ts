@@ -66,7 +66,7 @@ export class TenantPageDto {
 
 export class CreateApiKeyDto {
   @ApiProperty({ minLength: 1, maxLength: 100, example: 'ci deploys' }) name!: string;
-  @ApiProperty({ enum: SCOPES, description: 'read: GET only; write: everything' }) scope!: string;
+  @ApiProperty({ enum: SCOPES, description: 'read: GET only; rules: read, and change rules (apply, roll back, shadow) only; write: everything' }) scope!: string;
 }
 
 export class ApiKeyDto {

@@ -44,7 +44,7 @@ export type PatchTenantBody = z.infer<typeof patchTenantBodySchema>;
 
 export const createApiKeyBodySchema = z.strictObject({
   name: z.string({ error: 'is required: 1-100 characters' }).trim().min(1, 'must be 1-100 characters').max(100, 'must be 1-100 characters'),
-  scope: z.enum(SCOPES as ['read', 'write'], { error: `must be one of ${SCOPES.join(', ')}` }),
+  scope: z.enum(SCOPES as ['read', 'write', 'rules'], { error: `must be one of ${SCOPES.join(', ')}` }),
 });
 
 const TENANT_ID = /^t[a-f0-9]{20}$/;
