@@ -17,7 +17,8 @@
  * load-time probes (environment secret, spawn, thread, a machine file, the other job hosts' folders, a write
  * outside its folder, TCP to Postgres, Redis and S3, an HTTP fetch, UDP, the S3 secret in its environment, a heap
  * snapshot) reported by the job itself, and a job that loops forever and one
- * that allocates without end (stopped by the stall and heap limits, set to 4 s and 128 MiB here). A probe counts as
+ * that allocates without end (stopped by the stall and heap limits, set to 4 s and 128 MiB here), and one that emits a
+ * 20 MiB record (refused by its sink). A probe counts as
  * blocked when it failed. Ends with one JSON line.
  */
 import { randomBytes } from 'node:crypto';
@@ -203,6 +204,7 @@ export default defineJob({ name: 'runaway', maxParallelism: 8 }, (job) => {
   job.source('in', kafkaSource<R>({ topic: '${input}', format: json() }))
     .map('work', (r) => {
       if (r.kind === 'loop') for (;;) { /* never yields */ }
+      if (r.kind === 'huge') return { blob: 'x'.repeat(20 * 1024 * 1024) };
       const all: number[][] = [];
       for (;;) all.push(new Array(100_000).fill(1));
     })
@@ -252,12 +254,12 @@ async function hostile(dir: string): Promise<{ what: string; met: string; blocke
   probeHost.kill();
   for (const [what, met] of Object.entries(report ?? {})) results.push({ what, met, blocked: met !== 'ran' });
 
-  for (const kind of ['loop', 'grow'] as const) {
+  for (const kind of ['loop', 'grow', 'huge'] as const) {
     const topics = await io(`runaway-${kind}`);
     const host = await startHost('sandboxed', `runaway-${kind}`, await bundleOf(dir, `runaway-${kind}`, RUNAWAY_SOURCE(topics.input, topics.output)), limits);
     await send(topics.input, { kind });
     await Promise.race([host.exited, new Promise((r) => setTimeout(r, 30_000))]);
-    const what = kind === 'loop' ? 'loop forever' : 'allocate without end';
+    const what = kind === 'loop' ? 'loop forever' : kind === 'grow' ? 'allocate without end' : 'emit a 20 MiB record';
     results.push({ what, met: host.state === 'FAILED' ? host.failure! : `still ${host.state}`, blocked: host.state === 'FAILED' });
     host.kill();
   }

@@ -49,6 +49,11 @@ export interface KafkaSinkSpec<T> {
   readonly format: Serde<T>;
   /** Kafka record key; null/absent lets the broker spread records. */
   readonly key?: (value: T) => string | null;
+  /**
+   * The largest record (key and value, encoded) the sink sends; a larger one fails the job, naming it. Default
+   * 1,048,576, Kafka's default `message.max.bytes`: raise it only where the topic's brokers take more.
+   */
+  readonly maxRecordBytes?: number;
 }
 
 export interface MemorySinkSpec {

@@ -3,6 +3,7 @@ import type { KafkaSinkSpec } from '../../sdk/connectors';
 import { jobInternalTopicPrefix } from '../topic-names';
 import type { StreamRecord } from '../records';
 import type { SinkWriter } from './sink-writers';
+import { checkRecordSize } from './record-size';
 
 /** One sink subtask's output between two barriers, encoded: what its transaction writes once the checkpoint is durable. */
 export interface SinkEpoch {
@@ -96,11 +97,10 @@ export class ExactlyOnceKafkaSinkWriter implements SinkWriter {
     const { format, key } = this.spec;
     for (const r of records) {
       const k = key ? key(r.value) : null;
-      this.running.push({
-        key: k === null || k === undefined ? null : Buffer.from(k),
-        value: Buffer.from(format.encode(r.value)),
-        timestamp: Number.isFinite(r.timestamp) ? Math.max(0, Math.floor(r.timestamp)) : undefined,
-      });
+      const keyBytes = k === null || k === undefined ? null : Buffer.from(k);
+      const value = Buffer.from(format.encode(r.value));
+      checkRecordSize(this.spec, keyBytes, value);
+      this.running.push({ key: keyBytes, value, timestamp: Number.isFinite(r.timestamp) ? Math.max(0, Math.floor(r.timestamp)) : undefined });
     }
     return Promise.resolve();
   }

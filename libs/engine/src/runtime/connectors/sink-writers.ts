@@ -1,6 +1,7 @@
 import type { KafkaConnector, KafkaWriter, ProducedRecord } from '@weir/kafka';
 import type { CallbackSinkSpec, KafkaSinkSpec } from '../../sdk/connectors';
 import type { StreamRecord } from '../records';
+import { checkRecordSize } from './record-size';
 import { WriteBehind } from './write-behind';
 
 /** Where a sink subtask's batches go. One write per input batch. */
@@ -72,13 +73,11 @@ export class KafkaSinkWriter implements SinkWriter {
     for (let i = 0; i < records.length; i++) {
       const r = records[i];
       const k = key ? key(r.value) : null;
-      out[i] = {
-        topic,
-        // As bytes: the writer then hands the record to the client as it is (one object per record, not two).
-        key: typeof k === 'string' ? Buffer.from(k) : null,
-        value: format.encode(r.value),
-        timestamp: Number.isFinite(r.timestamp) ? Math.max(0, Math.floor(r.timestamp)) : undefined,
-      };
+      // As bytes: the writer then hands the record to the client as it is (one object per record, not two).
+      const keyBytes = typeof k === 'string' ? Buffer.from(k) : null;
+      const value = format.encode(r.value);
+      checkRecordSize(this.spec, keyBytes, value);
+      out[i] = { topic, key: keyBytes, value, timestamp: Number.isFinite(r.timestamp) ? Math.max(0, Math.floor(r.timestamp)) : undefined };
     }
     return this.behind.add(out);
   }
