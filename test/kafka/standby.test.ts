@@ -70,3 +70,30 @@ describe('Kafka reader standby partitions (activate / deactivate without a consu
     await reader.close();
   });
 });
+
+describe('a standby partition of a transactional topic, activated at a transaction marker', () => {
+  const kafka = filledTopic('standby-markers', 1, () => []);
+
+  it('reads the records after the marker (the first delivered lies above the position: it is not a stale fetch)', async () => {
+    const { topic, connector } = kafka;
+    const writer = connector.writer({ writerId: 'standby-markers-writer', transactionalId: `standby-markers-${topic}` });
+    await writer.start();
+    // Two transactions of two records each: offsets 0, 1 and the commit marker at 2; then 3, 4 and the marker at 5.
+    for (const values of [['a', 'b'], ['c', 'd']]) {
+      const tx = await writer.transaction();
+      await tx.send(values.map((value) => ({ topic, partition: 0, value })));
+      await tx.commit();
+    }
+    await writer.close();
+    const reader = connector.reader({ readerId: 'standby-markers', assignments: [], standby: [{ topic, partition: 0 }] });
+    await reader.start();
+    // Where a reader that has read the first transaction stands: on its commit marker.
+    await reader.activate(topic, 0, '2');
+    const records = await pollUntil(reader, 2);
+    expect(records.map((r) => [Number(r.offset), r.value!.toString()])).toEqual([
+      [3, 'c'],
+      [4, 'd'],
+    ]);
+    await reader.close();
+  });
+});

@@ -64,8 +64,14 @@ describe('tenant topics at the job host', () => {
     expect(app.supervisor.runningSubtasks()).toEqual([]);
   });
 
-  it("runs a job on the tenant's own topics", async () => {
-    await app.supervisor.run(command(OWN));
+  it('refuses a bundle whose job is not the graph its manifest names (as checked at upload)', async () => {
+    const refused = app.supervisor.run({ ...command(OWN), operatorIds: ['in', 'score', 'out'] });
+    await expect(refused).rejects.toThrow(`the bundle's job has the operators ["in","out"] here, but its manifest (checked against the bundle at upload) names ["in","score","out"]`);
+    expect(app.supervisor.runningSubtasks()).toEqual([]);
+  });
+
+  it("runs a job on the tenant's own topics (its manifest's operator ids in any order)", async () => {
+    await app.supervisor.run({ ...command(OWN), operatorIds: ['out', 'in'] });
     expect(app.supervisor.runningSubtasks()).toEqual([{ tenantId: TENANT, jobId: JOB, operatorId: 'in', subtask: 0, state: 'RUNNING' }]);
   });
 });

@@ -240,7 +240,7 @@ export class KafkajsReader implements KafkaReader {
     // Batches holding only transaction markers or aborted records never reach eachBatch, but still move offsets.
     consumer.on(consumer.events.START_BATCH_PROCESS, ({ payload }) => {
       if (current() && payload.batchSize === 0) {
-        this.accept(payload.topic, payload.partition, payload.lastOffset, payload.highWatermark, null);
+        this.accept(payload.topic, payload.partition, payload.firstOffset, payload.lastOffset, payload.highWatermark, null);
       }
     });
     consumer.on(consumer.events.CRASH, ({ payload }) => {
@@ -297,22 +297,28 @@ export class KafkajsReader implements KafkaReader {
   }
 
   private onBatch(batch: Batch): void {
-    this.accept(batch.topic, batch.partition, batch.lastOffset(), batch.highWatermark, batch);
+    this.accept(batch.topic, batch.partition, batch.firstOffset(), batch.lastOffset(), batch.highWatermark, batch);
   }
 
-  private accept(topic: string, partition: number, lastOffset: string, highWatermark: string, batch: Batch | null) {
+  /**
+   * `firstOffset`: where the fetched batch starts, its transaction markers and aborted records included (kafkajs's
+   * firstOffset), which `batch.messages` leaves out. A re-activated partition (strict) takes only a batch that starts
+   * at or below its fetch position: one that starts above it is a fetch from before the re-activation. The first
+   * delivered message may still lie above the position, legitimately, when the position is a transaction marker (an
+   * exactly-once exchange): judged by it, every batch of the partition was dropped and the partition stalled.
+   */
+  private accept(topic: string, partition: number, firstOffset: string | null, lastOffset: string, highWatermark: string, batch: Batch | null) {
     const key = partitionKey(topic, partition);
     const expected = this.fetchPositions.get(key);
     if (expected === undefined) return;
     const end = BigInt(lastOffset) + 1n;
     if (end <= expected) return;
+    if (this.strict.has(key) && firstOffset !== null && BigInt(firstOffset) > expected) return;
     let records: ConsumedRecord[] = [];
     if (batch && batch.messages.length > 0) {
       let messages = batch.messages;
       // Only a stale fetch starts below the expected offset; the common case costs one comparison per batch.
-      const first = BigInt(messages[0].offset);
-      if (first > expected && this.strict.has(key)) return; // a fetch from before the partition was re-activated
-      if (first < expected) messages = messages.filter((m) => BigInt(m.offset) >= expected);
+      if (BigInt(messages[0].offset) < expected) messages = messages.filter((m) => BigInt(m.offset) >= expected);
       records = toRecords(topic, partition, messages);
     }
     this.fetchPositions.set(key, end);

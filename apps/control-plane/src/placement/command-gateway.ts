@@ -285,6 +285,7 @@ function runSubtasksCommand(deployment: Deployment, run: DeploymentRun, process:
     jobId: deployment.id,
     runNo: run.runNo,
     bundle: { key: bundle.key, sha256: bundle.sha256 },
+    operatorIds: [...bundle.operatorIds],
     maxParallelism: bundle.maxParallelism,
     subtasks: process.subtasks.map((s) => ({ operatorId: s.operatorId, subtask: s.subtask, keyGroups: s.keyGroups.map(([a, b]) => [a, b] as [number, number]) })),
     checkpointing: checkpointingOf(deployment.config),

@@ -25,6 +25,8 @@ export interface StartJobMessage {
   /** Keyed stage → owner subtask of each key group (live moves left it so); absent: contiguous ranges. */
   readonly routing?: Readonly<Record<string, readonly number[]>>;
   readonly maxParallelism: number;
+  /** The operator ids the bundle's manifest names (run-subtasks `operatorIds`): the job it builds must have these. */
+  readonly operatorIds?: readonly string[];
   /** Where this job's LSM state lives on the worker's disk. */
   readonly stateDir: string;
   readonly deadLetterTopic: string;

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { CheckpointStore, type CheckpointManifest } from '@weir/checkpoint';
 import { createBlobStore } from '@weir/blob';
 import { loadConfig } from '@weir/config';
-import { type KeySplit, runJob, type RunningJob } from '@weir/engine';
+import { type JobDefinition, type KeySplit, operatorIdsOf, runJob, type RunningJob } from '@weir/engine';
 import { createKafkaConnector } from '@weir/kafka';
 import { createStateBackend, type CheckpointableStateBackend } from '@weir/state';
 import { loadBundle } from '../bundles/load-bundle';
@@ -72,6 +72,7 @@ async function start(message: StartJobMessage): Promise<void> {
   if (definition.maxParallelism !== message.maxParallelism) {
     throw new Error(`the bundle declares maxParallelism ${definition.maxParallelism}, the deployment ${message.maxParallelism}`);
   }
+  assertGraphAsChecked(definition, message.operatorIds);
   // Tenant code may name any topic: refuse one outside the tenant's namespace before any reader, writer or restore.
   assertTopicsInNamespace(definition, message.tenantId, message.jobId, message.deadLetterTopic);
   const layout = message.process ?? { index: 0, count: 1 };
@@ -386,6 +387,21 @@ function exit(last: FromJobHost, code: number): void {
   send(last);
   // Let IPC flush before leaving.
   setTimeout(() => process.exit(code), 50);
+}
+
+/**
+ * The upload check read the bundle's job in an isolate (libs/sandbox); here it is built again, in the job host. A
+ * bundle that builds another graph here than there can tell the two apart: refused before it starts anything.
+ */
+function assertGraphAsChecked(definition: JobDefinition, manifest: readonly string[] | undefined): void {
+  if (!manifest) return;
+  const built = operatorIdsOf(definition);
+  const named = new Set(manifest);
+  if (built.length !== named.size || built.some((id) => !named.has(id))) {
+    throw new Error(
+      `the bundle's job has the operators ${JSON.stringify(built)} here, but its manifest (checked against the bundle at upload) names ${JSON.stringify([...manifest])}: the bundle builds another graph on the worker than when it was checked`,
+    );
+  }
 }
 
 process.on('message', (message: ToJobHost) => {

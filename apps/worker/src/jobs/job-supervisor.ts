@@ -102,6 +102,7 @@ export class JobSupervisor {
         bundlePath,
         parallelism,
         maxParallelism: command.maxParallelism,
+        ...(command.operatorIds ? { operatorIds: command.operatorIds } : {}),
         ...(layout.count > 1 ? { process: layout, subtasks } : {}),
         ...(command.runNo !== undefined ? { runNo: command.runNo } : {}),
         ...(command.routing ? { routing: command.routing } : {}),

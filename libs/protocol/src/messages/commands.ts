@@ -75,6 +75,11 @@ export const runSubtasksSchema = z
     routing: z.record(resourceId, z.array(subtaskIndex).max(32768)).optional(),
     /** The job bundle in the blob store, and its sha256 so the worker runs exactly what was uploaded. */
     bundle: z.strictObject({ key: z.string().min(1).max(1024), sha256: z.string().regex(/^[0-9a-f]{64}$/) }),
+    /**
+     * The operator ids the bundle's manifest names, checked against its code at upload: the job host refuses to run
+     * a bundle whose job builds another graph where it runs (a bundle that can tell the upload check from a worker).
+     */
+    operatorIds: z.array(resourceId).max(4096).optional(),
     maxParallelism: z.number().int().min(1).max(32768),
     subtasks: z.array(subtaskAssignmentSchema).min(1).max(4096),
     /** What a parameterized job is built with; absent: an empty config (a fixed job ignores it). */
