@@ -108,6 +108,14 @@ export async function runFixedRate(
   return { sent, warmupEvents, startMs: schedule.startMs, endMs: nowMs(), maxSendDelayMs };
 }
 
+/** The median of the finite values (the mean of the middle two for an even count); NaN when there are none. */
+export function median(values: readonly number[]): number {
+  const sorted = values.filter(Number.isFinite).sort((a, b) => a - b);
+  if (sorted.length === 0) return Number.NaN;
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
 /** a ÷ b (e.g. Weir ÷ baseline); NaN when b is 0, so a missing baseline never reads as a result. */
 export function ratio(a: number, b: number): number {
   return b === 0 ? Number.NaN : a / b;

@@ -36,7 +36,7 @@ import { DEFAULT_JOB_HOST_LIMITS } from '../apps/worker/src/jobs/job-host-limits
 import { JobProcess } from '../apps/worker/src/jobs/job-process';
 import { everyTx, fraudBundle } from '../test/control-plane/rules/support';
 import { numberArgument as argument } from './_arguments';
-import { LatencyRecorder, nowMs, printJsonLine, printTable, ratio } from './_latency';
+import { LatencyRecorder, median, nowMs, printJsonLine, printTable, ratio } from './_latency';
 
 const RECORDS = argument('records', 150_000);
 const SECONDS = argument('seconds', 15);
@@ -265,11 +265,6 @@ async function hostile(dir: string): Promise<{ what: string; met: string; blocke
   }
   return results;
 }
-
-const median = (values: number[]) => {
-  const sorted = values.filter(Number.isFinite).sort((a, b) => a - b);
-  return sorted.length === 0 ? Number.NaN : sorted.length % 2 ? sorted[(sorted.length - 1) / 2] : (sorted[sorted.length / 2 - 1] + sorted[sorted.length / 2]) / 2;
-};
 
 async function main(): Promise<void> {
   // The worker's own secret, which a job host must not inherit (the allow-list environment).

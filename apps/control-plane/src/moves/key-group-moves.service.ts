@@ -16,6 +16,7 @@ import { KeyGroupMoveEvents } from './key-group-move-events';
 import { KeyGroupMoveInFlightProblem } from './key-group-move.problems';
 import { KeyGroupMovesRepository } from './key-group-moves.repository';
 import { resolveMoves, type MoveKeyGroupsBody } from './move-request';
+import { pagesByDeployment } from '../pagination/newest-per-deployment';
 
 /**
  * Key-group moves as tenants ask for them: checked against the running run, recorded PENDING with each key group's
@@ -88,9 +89,7 @@ export class KeyGroupMovesService {
   async listByDeployment(tenantId: string, deploymentIds: readonly string[], limit: number, beforeId: string | undefined): Promise<Map<string, Page<KeyGroupMove>>> {
     return this.db.run(tenantId, async (client) => {
       const [found, moves] = await Promise.all([this.deployments.existing(client, deploymentIds), this.moves.listByDeployment(client, deploymentIds, limit + 1, beforeId)]);
-      const byDeployment = new Map([...found].map((id) => [id, [] as KeyGroupMove[]]));
-      for (const m of moves) byDeployment.get(m.deploymentId)?.push(m);
-      return new Map([...byDeployment].map(([id, rows]) => [id, toPage(rows, limit, (m) => m.moveId)]));
+      return pagesByDeployment(found, moves, limit, (m) => m.moveId);
     });
   }
 

@@ -5,6 +5,7 @@ import { NotFoundProblem } from '../problems/problem.exception';
 import { TenantDb } from '../tenancy/tenant-db';
 import type { ScalingDecision } from './scaling-decision';
 import { ScalingDecisionsRepository } from './scaling-decisions.repository';
+import { pagesByDeployment } from '../pagination/newest-per-deployment';
 
 /** A deployment's scaling decisions as tenants read them (REST and GraphQL), scoped to the caller's tenant by RLS. */
 @Injectable()
@@ -29,9 +30,7 @@ export class ScalingDecisionsService {
         this.deployments.existing(client, deploymentIds),
         this.decisions.listByDeployment(client, deploymentIds, limit + 1, beforeId),
       ]);
-      const byDeployment = new Map([...found].map((id) => [id, [] as ScalingDecision[]]));
-      for (const d of decisions) byDeployment.get(d.deploymentId)?.push(d);
-      return new Map([...byDeployment].map(([id, rows]) => [id, toPage(rows, limit, (d) => d.decisionId)]));
+      return pagesByDeployment(found, decisions, limit, (d) => d.decisionId);
     });
   }
 

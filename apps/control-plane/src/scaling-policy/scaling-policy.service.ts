@@ -10,6 +10,7 @@ import { ScalingPolicyRepository } from '../scaling/scaling-policy.repository';
 import { ScalingPolicyWriter } from '../scaling/scaling-policy.writer';
 import type { Principal } from '../tenancy/principal';
 import { TenantDb } from '../tenancy/tenant-db';
+import { pagesByDeployment } from '../pagination/newest-per-deployment';
 
 /** A deployment's scaling policy as tenants read and change it (REST and GraphQL), scoped to the caller's tenant by RLS. */
 @Injectable()
@@ -60,9 +61,7 @@ export class ScalingPolicyService {
         this.deployments.existing(client, deploymentIds),
         this.policies.changesByDeployment(client, deploymentIds, limit + 1, beforeId),
       ]);
-      const byDeployment = new Map([...found].map((id) => [id, [] as ScalingPolicyChange[]]));
-      for (const c of changes) byDeployment.get(c.deploymentId)?.push(c);
-      return new Map([...byDeployment].map(([id, rows]) => [id, toPage(rows, limit, (c) => c.changeId)]));
+      return pagesByDeployment(found, changes, limit, (c) => c.changeId);
     });
   }
 
