@@ -6,8 +6,11 @@
  * as a deployment gets them (DEFAULT_CHECKPOINTING: every 10 s, at-least-once), one rule that alerts on every
  * transaction (so each transaction is one alert).
  * - sandboxed: the job host as the worker forks it (Node's permission model: its code and its own folder only, no
- *   processes or threads; allow-list environment; heap and stall limits).
- * - open: the same fork without the permission model (ForkOptions.permissions false): the baseline.
+ *   processes or threads; allow-list environment; heap and stall limits), on Kafka as its tenant (SASL/SCRAM on the
+ *   tenants' listener, ACLs).
+ * - open: the same fork without the permission model (ForkOptions.permissions false), on the platform's Kafka
+ *   listener: the baseline. Both reach S3 through the worker's blob broker (a job host has no other way), so its
+ *   cost is in both and not in the ratio.
  * Each round runs both, in alternating order, on fresh topics:
  * 1. throughput: N transactions produced ahead, then the job host started; alerts per second from the first alert
  *    to the last (start-up left out);
@@ -15,7 +18,7 @@
  *    the first 3 s uncounted; event-time latency = alert read − the transaction's scheduled time (its event time).
  * Ratios are of medians over the rounds (sandboxed ÷ open). Then the hostile bundles, each in a sandboxed job host:
  * load-time probes (environment secret, spawn, thread, a machine file, the other job hosts' folders, a write
- * outside its folder, TCP to Postgres, Redis and S3, an HTTP fetch, UDP, the S3 secret in its environment, a heap
+ * outside its folder, TCP to Postgres, Redis, S3 and the platform's Kafka listener, an HTTP fetch, UDP, the S3 secret in its environment, a heap
  * snapshot) reported by the job itself, and a job that loops forever and one
  * that allocates without end (stopped by the stall and heap limits, set to 4 s and 128 MiB here), and one that emits a
  * 20 MiB record (refused by its sink). A probe counts as
@@ -27,6 +30,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildBundle } from '@weir/bundle';
 import { deadLetterTopic, tenantTopicPrefix } from '@weir/engine';
+import { createBlobStore } from '@weir/blob';
+import { loadConfig } from '@weir/config';
 import { createKafkaConnector } from '@weir/kafka';
 import type { Alert } from '../examples/fraud-detection';
 import { produceTransactions } from '../apps/cli/src/generate/produce-transactions';
@@ -34,6 +39,8 @@ import { DEFAULT_CHECKPOINTING } from '../apps/control-plane/src/savepoints/chec
 import { forkJobHost } from '../apps/worker/src/jobs/job-host-forks';
 import { DEFAULT_JOB_HOST_LIMITS } from '../apps/worker/src/jobs/job-host-limits';
 import { JobProcess } from '../apps/worker/src/jobs/job-process';
+import { TenantKafkaAccess } from '../apps/worker/src/kafka-access/tenant-kafka-access';
+import { tenantKafkaSecret } from '../apps/worker/src/kafka-access/tenant-kafka-secret';
 import { everyTx, fraudBundle } from '../test/control-plane/rules/support';
 import { numberArgument as argument } from './_arguments';
 import { LatencyRecorder, median, nowMs, printJsonLine, printTable, ratio } from './_latency';
@@ -59,7 +66,11 @@ interface Round {
   readonly alerts: number;
 }
 
-const kafka = createKafkaConnector({ brokers: (process.env.WEIR_KAFKA_BROKERS ?? '127.0.0.1:9092').split(','), clientId: 'weir-bench-isolation' });
+const config = loadConfig();
+/** The worker's object store, through which both variants' job hosts reach S3 (they have no other way). */
+const workerBlobs = createBlobStore(config);
+const kafka = createKafkaConnector({ brokers: config.WEIR_KAFKA_BROKERS, clientId: 'weir-bench-isolation' });
+const kafkaAccess = new TenantKafkaAccess(kafka.admin(), config.WEIR_KAFKA_TENANT_BROKERS ?? config.WEIR_KAFKA_BROKERS, () => tenantKafkaSecret(config));
 const run = randomBytes(3).toString('hex');
 const tenantId = `benchiso${run}`;
 const cleanups: (() => Promise<void>)[] = [];
@@ -83,8 +94,11 @@ async function topicsFor(name: string) {
 
 /** A job host for `jobId` running the bundle at `bundlePath`, forked as `variant`. */
 async function startHost(variant: Variant, jobId: string, bundlePath: string, limits = DEFAULT_JOB_HOST_LIMITS): Promise<JobProcess> {
+  // Sandboxed as the worker runs it: on the tenants' listener, as the tenant (SASL/SCRAM, ACLs).
+  const identity = variant === 'sandboxed' && config.WEIR_KAFKA_TENANT_BROKERS ? { kafka: await kafkaAccess.forTenant(tenantId) } : {};
   const host = new JobProcess(
-    { tenantId, jobId, bundlePath, parallelism: { default: 1 }, maxParallelism: 8, deadLetterTopic: deadLetterTopic(tenantId, jobId), checkpointing: DEFAULT_CHECKPOINTING },
+    { tenantId, jobId, bundlePath, ...identity, parallelism: { default: 1 }, maxParallelism: 8, deadLetterTopic: deadLetterTopic(tenantId, jobId), checkpointing: DEFAULT_CHECKPOINTING },
+    workerBlobs,
     forkJobHost({ limits, ...(variant === 'open' ? { permissions: false } : {}) }),
     limits,
   );
@@ -177,7 +191,7 @@ attempt('start a worker thread', () => new Worker('1', { eval: true }).terminate
 attempt('read a machine file (/etc/passwd)', () => readFileSync('/etc/passwd'));
 attempt("list the other job hosts' folders", () => readdirSync(dirname(process.cwd())));
 attempt('write outside its folder', () => writeFileSync('/tmp/weir-bench-hostile-${run}', 'x'));
-for (const [name, port] of [['open a socket to Postgres', 5432], ['open a socket to Redis', 6379], ['open a socket to S3', 4568]] as const) {
+for (const [name, port] of [['open a socket to Postgres', 5432], ['open a socket to Redis', 6379], ['open a socket to S3', 4568], ["open a socket to the platform's Kafka listener", ${config.WEIR_KAFKA_BROKERS[0]!.split(':')[1]}]] as const) {
   met[name] = 'pending';
   try {
     const socket = connect(port, '127.0.0.1');

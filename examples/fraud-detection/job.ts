@@ -190,6 +190,7 @@ function fraudKafkaIo(options: FraudJobTopics & Pick<FraudJobSettings, 'maxOutOf
 
 function fraudGraph(job: StreamBuilder, io: FraudJobIo, settings: FraudJobSettings): void {
   const limits = fraudRuleLimits(settings.maxWindowMs);
+  job.rulesSchema(rulesSchemaFor(limits));
   const rules = job.source<unknown>(OPERATOR_IDS.rules, io.rules).broadcast();
   const routed = job
     .source<Transaction>(OPERATOR_IDS.transactions, io.transactions)

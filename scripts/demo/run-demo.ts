@@ -104,7 +104,9 @@ async function main(): Promise<void> {
     const deployConfig = fraudJobConfig(fraudTopics, { maxWindowMs: MAX_WINDOW_MS, maxOutOfOrdernessMs: 200, idleTimeoutMs: 0 });
     const operatorIds = operatorIdsOf(fraudJob.instantiate(deployConfig));
     const manifest = {
-      name: 'fraud-detection', version: '1.0.0', entryPoint: 'job.js', operatorIds, rulesSchema: fraudRulesSchema(MAX_WINDOW_MS),
+      name: 'fraud-detection', version: '1.0.0', entryPoint: 'job.js', operatorIds,
+      // The job's own, as it declares it with its properties' defaults (the upload checks that it is).
+      rulesSchema: fraudRulesSchema(),
       defaultParallelism: PARALLELISM, maxParallelism: fraudJob.maxParallelism,
     };
     await client.upload('/v1/bundles', { manifest: JSON.stringify(manifest) }, { field: 'bundle', name: 'job.js', content: built.code });

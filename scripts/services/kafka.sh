@@ -20,15 +20,25 @@ fetch_artifacts() {
 
 write_config() {
   mkdir -p "$KAFKA_DIR/data"
-  cat > "$CONF" <<CONF
+  cat > "$1" <<CONF
 process.roles=broker,controller
 node.id=1
 controller.quorum.voters=1@127.0.0.1:$KAFKA_CONTROLLER_PORT
-listeners=PLAINTEXT://127.0.0.1:$KAFKA_PORT,CONTROLLER://127.0.0.1:$KAFKA_CONTROLLER_PORT
-advertised.listeners=PLAINTEXT://127.0.0.1:$KAFKA_PORT
+listeners=PLAINTEXT://127.0.0.1:$KAFKA_PORT,CONTROLLER://127.0.0.1:$KAFKA_CONTROLLER_PORT,TENANT://127.0.0.1:$KAFKA_TENANT_PORT
+advertised.listeners=PLAINTEXT://127.0.0.1:$KAFKA_PORT,TENANT://127.0.0.1:$KAFKA_TENANT_PORT
 controller.listener.names=CONTROLLER
-listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
+listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT,TENANT:SASL_PLAINTEXT
 inter.broker.listener.name=PLAINTEXT
+# Two doors. PLAINTEXT is the platform's (control plane, workers): its clients are trusted and act as super users,
+# so in production it sits on a private network or takes mTLS. TENANT is the job hosts': each authenticates as its
+# tenant's SCRAM user, which the workers create, and its ACLs reach only that tenant's topics, groups and
+# transactional ids (apps/worker/src/kafka-access). Job hosts can open no connection to the PLAINTEXT door.
+sasl.enabled.mechanisms=SCRAM-SHA-256
+listener.name.tenant.sasl.enabled.mechanisms=SCRAM-SHA-256
+listener.name.tenant.scram-sha-256.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;
+authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer
+super.users=User:ANONYMOUS
+allow.everyone.if.no.acl.found=false
 log.dirs=$KAFKA_DIR/data
 num.partitions=1
 auto.create.topics.enable=false
@@ -56,16 +66,27 @@ kafka_java() { java -cp "$KAFKA_LIBS/*" -Dlog4j.configuration="file:$KAFKA_DIR/l
 # The broker answers once it has registered and serves metadata; an open port alone is not enough.
 broker_ready() { port_open "$KAFKA_PORT" && grep -q "Kafka Server started" "$LOG_DIR/kafka.log" 2>/dev/null; }
 
+# A broker started with another configuration (an older checkout's) is restarted with this one: its data stays.
+write_config "$CONF.wanted"
 if is_running kafka; then
-  wait_for 90 "Kafka" broker_ready
-  exit 0
+  if cmp -s "$CONF.wanted" "$CONF"; then
+    rm -f "$CONF.wanted"
+    wait_for 90 "Kafka" broker_ready
+    exit 0
+  fi
+  pid="$(cat "$RUN_DIR/kafka.pid")"
+  log "Kafka runs with an older configuration; restarting it (pid $pid)"
+  kill "$pid"
+  for _ in $(seq 1 60); do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
+  kill -0 "$pid" 2>/dev/null && kill -9 "$pid"
+  rm -f "$RUN_DIR/kafka.pid"
 fi
 if port_open "$KAFKA_PORT"; then
   log "port $KAFKA_PORT is taken by a process this project did not start; set WEIR_KAFKA_PORT"
   exit 1
 fi
 fetch_artifacts
-write_config
+mv "$CONF.wanted" "$CONF"
 if [ ! -f "$KAFKA_DIR/data/meta.properties" ]; then
   kafka_java kafka.tools.StorageTool format -t "$(kafka_java kafka.tools.StorageTool random-uuid)" -c "$CONF" \
     > "$LOG_DIR/kafka-format.log" 2>&1

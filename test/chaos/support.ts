@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createBlobStore } from '@weir/blob';
+import { createBlobStore, type BlobStore } from '@weir/blob';
 import { buildBundle } from '@weir/bundle';
 import { loadConfig } from '@weir/config';
 import type { ConsumedRecord, KafkaConnector, ProducedRecord } from '@weir/kafka';
@@ -90,9 +90,13 @@ export default defineJob({ name: 'chaos-totals', maxParallelism: 32 }, (job) => 
 `;
 }
 
+/** The object store job hosts reach through their worker (one for the test process, as a worker has one). */
+let workerBlobs: BlobStore | undefined;
+
 /** A job host for `message`: forked now, or `host`, a warm spare (WarmJobHosts) that has been handed nothing yet. */
 export function startJobHost(message: JobStart, host?: ForkedJobHost): JobProcess {
-  return new JobProcess(message, host);
+  workerBlobs ??= createBlobStore(loadConfig({ ...process.env, WEIR_LOG_LEVEL: 'warn' }));
+  return new JobProcess(message, workerBlobs, host);
 }
 
 export const EXACTLY_ONCE: JobCheckpointing = { intervalMs: 400, retain: 3, delivery: 'exactly-once' };

@@ -24,7 +24,6 @@ interface Transition {
 }
 
 describe('deployment lifecycle keeps state', { timeout: 240_000 }, () => {
-  const s3Endpoint = process.env.WEIR_S3_ENDPOINT;
   let gate: S3Gate;
   // Heartbeats every 500 ms (the fixture's default): a loaded machine stalling the test process for 750 ms must not
   // make a LOST worker.
@@ -32,16 +31,14 @@ describe('deployment lifecycle keeps state', { timeout: 240_000 }, () => {
     name: 'life',
     topics: { input: 'in', output: 'out' },
     partitions: 2,
-    // Job hosts (children of the worker, configured from the environment) reach S3 through the gate; the control
-    // plane and the worker itself (bundles) do not.
+    // The worker (and with it its job hosts, whose object store is the worker's) reaches S3 through the gate; the
+    // control plane does not. Bundles are fetched while the gate is open.
     beforeStart: async () => {
       gate = await startS3Gate(platform.config.WEIR_S3_ENDPOINT!);
-      process.env.WEIR_S3_ENDPOINT = gate.url;
     },
+    workerSettings: () => ({ WEIR_S3_ENDPOINT: gate.url }),
     beforeStop: async () => gate?.open(),
     afterStop: async () => {
-      if (s3Endpoint === undefined) delete process.env.WEIR_S3_ENDPOINT;
-      else process.env.WEIR_S3_ENDPOINT = s3Endpoint;
       await gate?.close();
     },
   });

@@ -36,6 +36,8 @@ export interface PlatformOptions<T extends string> {
   readonly workerSlots?: number;
   /** After the tenant and topics exist, before the control plane and workers start (an S3 gate, say). */
   readonly beforeStart?: () => Promise<void>;
+  /** Settings of the in-process workers only (read as each starts): an S3 endpoint behind a gate, say. */
+  readonly workerSettings?: () => Partial<WeirConfig>;
   /** First thing of the teardown, before the workers stop. */
   readonly beforeStop?: () => Promise<void>;
   /** After the workers and the control plane stopped, before the tenant and topics are removed. */
@@ -100,7 +102,7 @@ export function platformFixture<T extends string>(options: PlatformOptions<T>): 
     workerId,
     async startWorker(role, slots = options.workerSlots ?? TEST_WORKER_SLOTS) {
       const { id, home } = register(role);
-      const worker = await startWorker(config, id, home, slots);
+      const worker = await startWorker({ ...config, ...options.workerSettings?.() }, id, home, slots);
       inProcess.push(worker);
       return worker;
     },

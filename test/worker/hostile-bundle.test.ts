@@ -1,7 +1,7 @@
 /**
  * A hostile bundle on a real worker: as it loads, it tries to start a process and a worker thread, reads the
  * worker's secrets from its environment, reads a file of the machine's, lists the other job hosts' folders, writes
- * outside its own, and connects to Postgres (TCP) and a DNS server (UDP). The job host runs under Node's permission model in a folder of its own with an allow-list
+ * outside its own, and connects to Postgres, S3 and the platform's Kafka listener (TCP) and a DNS server (UDP). The job host runs under Node's permission model in a folder of its own with an allow-list
  * environment (apps/worker/src/jobs/job-host-forks.ts, job-host-env.ts): all of it is refused but writing in its own
  * folder, and the secret is not there. The bundle reports what it met by failing to load, which the worker answers with a refused run.
  */
@@ -13,6 +13,10 @@ const run = randomBytes(4).toString('hex');
 const TENANT = `t${run}`;
 const JOB = 'hostile';
 const SECRET = `postgres://weir_app:hostile-${run}@127.0.0.1:5432/weir`;
+// The platform's Kafka listener: job hosts reach only the tenants' one, where they authenticate as their tenant.
+const [PLATFORM_KAFKA_HOST, PLATFORM_KAFKA_PORT] = (process.env.WEIR_KAFKA_BROKERS ?? '127.0.0.1:9092').split(',')[0]!.split(':');
+// S3: a job host's object store is its worker's (blob-broker/); it holds no S3 credentials and may not connect.
+const S3 = new URL(process.env.WEIR_S3_ENDPOINT ?? 'http://127.0.0.1:4568');
 
 const jobSource = `
 import { execSync } from 'node:child_process';
@@ -32,6 +36,9 @@ try { met.neighbours = readdirSync(dirname(process.cwd())).length; } catch (err)
 try { writeFileSync('/tmp/weir-hostile-${run}', 'x'); met.write = 'ran'; } catch (err) { met.write = err.code ?? err.message; }
 try { writeFileSync('own-file', 'x'); met.own = 'ran'; } catch (err) { met.own = err.code ?? err.message; }
 try { connect(5432, '127.0.0.1').on('error', () => undefined); met.postgres = 'ran'; } catch (err) { met.postgres = err.code ?? err.message; }
+try { connect(${PLATFORM_KAFKA_PORT}, '${PLATFORM_KAFKA_HOST}').on('error', () => undefined); met.platformKafka = 'ran'; } catch (err) { met.platformKafka = err.code ?? err.message; }
+met.kafkaEnv = Object.keys(process.env).filter((name) => name.startsWith('WEIR_KAFKA'));
+try { connect(${S3.port || 80}, '${S3.hostname}').on('error', () => undefined); met.s3 = 'ran'; } catch (err) { met.s3 = err.code ?? err.message; }
 try { createSocket('udp4').send('x', 53, '8.8.8.8'); met.udp = 'ran'; } catch (err) { met.udp = err.code ?? err.message; }
 met.s3Secret = process.env.WEIR_S3_SECRET_ACCESS_KEY ?? null;
 try { writeHeapSnapshot(); met.snapshot = 'ran'; } catch (err) { met.snapshot = err.code ?? err.message; }
@@ -66,7 +73,7 @@ describe('a hostile bundle at the job host', () => {
     const met = JSON.parse(/hostile bundle met (\{.*?\})/.exec(failure ?? '')?.[1] ?? 'null') as Record<string, unknown> | null;
     expect(met).toEqual({
       pg: null, spawn: 'ERR_ACCESS_DENIED', thread: 'ERR_ACCESS_DENIED', read: 'ERR_ACCESS_DENIED', neighbours: 'ERR_ACCESS_DENIED', write: 'ERR_ACCESS_DENIED', own: 'ran',
-      postgres: 'ERR_ACCESS_DENIED', udp: 'ERR_ACCESS_DENIED', s3Secret: null, snapshot: 'ERR_ACCESS_DENIED',
+      postgres: 'ERR_ACCESS_DENIED', platformKafka: 'ERR_ACCESS_DENIED', kafkaEnv: [], s3: 'ERR_ACCESS_DENIED', udp: 'ERR_ACCESS_DENIED', s3Secret: null, snapshot: 'ERR_ACCESS_DENIED',
     });
     expect(fixture.app.supervisor.runningSubtasks()).toEqual([]);
   });

@@ -4,6 +4,7 @@ import { join, resolve } from 'node:path';
 import type { Logger } from 'pino';
 import { createBlobStore, type BlobStore } from '@weir/blob';
 import { deadLetterTopic } from '@weir/engine';
+import { createKafkaConnector } from '@weir/kafka';
 import type { WeirConfig } from '@weir/config';
 import {
   createCommandConsumer,
@@ -14,6 +15,8 @@ import {
 import { BundleCache } from './bundles/bundle-cache';
 import { WarmJobHosts } from './jobs/job-host-forks';
 import { JobSupervisor } from './jobs/job-supervisor';
+import { TenantKafkaAccess } from './kafka-access/tenant-kafka-access';
+import { tenantKafkaSecret } from './kafka-access/tenant-kafka-secret';
 import { startMetricsServer } from './metrics-server';
 
 export const WORKER_VERSION = '0.1.0';
@@ -27,6 +30,7 @@ export class WorkerApp {
   readonly supervisor: JobSupervisor;
   private readonly reporter: WorkerReporter;
   private readonly commands: CommandConsumer;
+  private readonly kafkaAccess: TenantKafkaAccess | undefined;
   private metricsServer: Server | undefined;
   private stopping: Promise<void> | undefined;
 
@@ -47,11 +51,21 @@ export class WorkerApp {
     // a previous run that crashed. Removed before the first spare is forked.
     rmSync(hostsRoot, { recursive: true, force: true });
     const limits = { maxHeapMb: config.WEIR_JOB_HOST_MAX_HEAP_MB, stallTimeoutMs: config.WEIR_JOB_HOST_STALL_TIMEOUT_MS };
+    // The platform's client creates tenants' Kafka users and ACLs; their job hosts then connect as their tenant.
+    this.kafkaAccess = config.WEIR_KAFKA_TENANT_BROKERS
+      ? new TenantKafkaAccess(
+          createKafkaConnector({ brokers: config.WEIR_KAFKA_BROKERS, clientId: `${config.WEIR_KAFKA_CLIENT_ID}-kafka-access` }).admin(),
+          config.WEIR_KAFKA_TENANT_BROKERS,
+          () => tenantKafkaSecret(config),
+        )
+      : undefined;
     this.supervisor = new JobSupervisor({
       bundles,
+      blobs: this.blobs,
       hostsRoot,
       deadLetterTopic,
       limits,
+      ...(this.kafkaAccess ? { kafkaAccess: this.kafkaAccess } : {}),
       warmHosts: new WarmJobHosts({ spares: config.WEIR_WORKER_WARM_JOB_HOSTS, forkOptions: { limits, hostsRoot } }),
     });
     this.reporter = createWorkerReporter(
@@ -98,6 +112,7 @@ export class WorkerApp {
     this.logger.info({ reason }, 'worker stopping');
     await this.commands.close();
     await this.supervisor.close();
+    await this.kafkaAccess?.close();
     await this.reporter.stop(reason);
     await new Promise<void>((done) => (this.metricsServer ? this.metricsServer.close(() => done()) : done()));
     this.blobs.close();

@@ -31,6 +31,14 @@ export const configSchema = z.object({
     .transform((s) => s.split(',').map((b) => b.trim()).filter(Boolean))
     .pipe(z.array(z.string().regex(/^[^:]+:\d+$/, 'expected host:port')).min(1)),
   WEIR_KAFKA_CLIENT_ID: z.string().default('weir'),
+  // Job hosts' listener, where each authenticates as its tenant and ACLs apply (apps/worker/src/kafka-access);
+  // `off` (null once parsed): job hosts use WEIR_KAFKA_BROKERS as the platform does.
+  WEIR_KAFKA_TENANT_BROKERS: z
+    .string()
+    .default('127.0.0.1:9094')
+    .transform((s) => (s.trim() === 'off' ? null : s.split(',').map((b) => b.trim()).filter(Boolean)))
+    .pipe(z.array(z.string().regex(/^[^:]+:\d+$/, 'expected host:port, or off')).min(1).nullable()),
+  WEIR_KAFKA_TENANT_SECRET: z.string().min(32, 'must be at least 32 characters (e.g. openssl rand -base64 32)').optional(),
 
   // `aws` (null once parsed) means no custom endpoint: the AWS SDK's own, per region.
   WEIR_S3_ENDPOINT: z

@@ -130,7 +130,19 @@ export interface KafkaAdmin {
   offsets(topic: string): Promise<{ partition: number; earliest: string; latest: string }[]>;
   /** Cheap liveness probe for health checks: resolves when a broker answers metadata within `timeoutMs`. */
   ping(timeoutMs?: number): Promise<void>;
+  /** Creates the SCRAM-SHA-256 user, or sets its password (brokers with SASL/SCRAM; a platform client). */
+  upsertScramUser(username: string, password: string): Promise<void>;
+  /** Adds ALLOW ACLs (brokers with an authorizer; a platform client). Idempotent: an existing binding stays as is. */
+  grant(grants: readonly KafkaGrant[]): Promise<void>;
   close(): Promise<void>;
+}
+
+/** What a user may do with the resources whose names start with `prefix`. */
+export interface KafkaGrant {
+  readonly username: string;
+  readonly resource: 'topic' | 'group' | 'transactional-id';
+  readonly prefix: string;
+  readonly operations: readonly ('read' | 'write' | 'create' | 'describe' | 'describe-configs')[];
 }
 
 /** The one factory the rest of Weir holds. */
@@ -138,6 +150,11 @@ export interface KafkaConnector {
   reader(options: ReaderOptions): KafkaReader;
   writer(options: WriterOptions): KafkaWriter;
   admin(): KafkaAdmin;
+}
+
+export interface KafkaCredentials {
+  readonly username: string;
+  readonly password: string;
 }
 
 export type KafkaLogLevel = 'error' | 'warn' | 'info' | 'debug';
@@ -148,6 +165,8 @@ export type KafkaLogSink = (level: KafkaLogLevel, message: string, fields: Reado
 export interface KafkaConnectorConfig {
   readonly brokers: readonly string[];
   readonly clientId: string;
+  /** Authenticate with SASL/SCRAM-SHA-256 as this user (a job host, as its tenant); absent: no authentication. */
+  readonly sasl?: KafkaCredentials;
   /** The client's log threshold; 'warn' by default (the client is chatty at info). */
   readonly logLevel?: KafkaLogLevel;
   /** Defaults to one JSON line per entry on stderr. */

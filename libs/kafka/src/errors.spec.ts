@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  KafkaAccessDeniedError,
   KafkaError,
   KafkaFencedError,
   KafkaUnavailableError,
@@ -34,6 +35,16 @@ describe('wrapKafkaError', () => {
     expect(wrapKafkaError(aggregate, 'creating')).toBeInstanceOf(TopicConfigError);
     const fenced = kafkajsError('KafkaJSProtocolError', { type: 'PRODUCER_FENCED' });
     expect(wrapKafkaError(fenced, 'committing')).toBeInstanceOf(KafkaFencedError);
+  });
+
+  it('maps authorization and authentication failures to KafkaAccessDeniedError, not retriable', () => {
+    for (const type of ['TOPIC_AUTHORIZATION_FAILED', 'GROUP_AUTHORIZATION_FAILED', 'TRANSACTIONAL_ID_AUTHORIZATION_FAILED']) {
+      const wrapped = wrapKafkaError(kafkajsError('KafkaJSProtocolError', { type }), 'sending to t.other.in');
+      expect(wrapped).toBeInstanceOf(KafkaAccessDeniedError);
+      expect(wrapped.retriable).toBe(false);
+      expect(wrapped.message).toMatch(/^Kafka refused access while sending to t\.other\.in/);
+    }
+    expect(wrapKafkaError(kafkajsError('KafkaJSSASLAuthenticationError'), 'connecting')).toBeInstanceOf(KafkaAccessDeniedError);
   });
 
   it('keeps Weir errors as they are and wraps the rest in KafkaError', () => {

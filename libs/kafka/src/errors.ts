@@ -48,6 +48,17 @@ export class KafkaFencedError extends KafkaError {
   }
 }
 
+/**
+ * The broker refused this client: its credentials were wrong, or its principal may not use the topic, group or
+ * transactional id (a job host reaches only its own tenant's, apps/worker/src/kafka-access). Not retriable.
+ */
+export class KafkaAccessDeniedError extends KafkaError {
+  override readonly name = 'KafkaAccessDeniedError';
+  constructor(message: string, cause?: unknown) {
+    super(message, { cause });
+  }
+}
+
 /** The connector was used against its contract (poll before start, transaction on a plain writer...). */
 export class KafkaUsageError extends KafkaError {
   override readonly name = 'KafkaUsageError';
@@ -67,10 +78,17 @@ const topicConfigTypes = new Set([
   'INVALID_REPLICA_ASSIGNMENT',
   'INVALID_CONFIG',
   'INVALID_TOPIC_EXCEPTION',
-  'TOPIC_AUTHORIZATION_FAILED',
   'POLICY_VIOLATION',
 ]);
-const fencedTypes = new Set(['PRODUCER_FENCED', 'INVALID_PRODUCER_EPOCH', 'TRANSACTIONAL_ID_AUTHORIZATION_FAILED']);
+const fencedTypes = new Set(['PRODUCER_FENCED', 'INVALID_PRODUCER_EPOCH']);
+const deniedTypes = new Set([
+  'TOPIC_AUTHORIZATION_FAILED',
+  'GROUP_AUTHORIZATION_FAILED',
+  'CLUSTER_AUTHORIZATION_FAILED',
+  'TRANSACTIONAL_ID_AUTHORIZATION_FAILED',
+  'SASL_AUTHENTICATION_FAILED',
+]);
+const deniedNames = new Set(['KafkaJSSASLAuthenticationError']);
 
 interface KafkajsErrorShape {
   name?: string;
@@ -131,6 +149,9 @@ export function wrapKafkaError(error: unknown, action: string, brokers: readonly
         'WEIR_KAFKA_BROKERS is right',
       error,
     );
+  }
+  if ((root.type !== undefined && deniedTypes.has(root.type)) || names.some((n) => n !== undefined && deniedNames.has(n))) {
+    return new KafkaAccessDeniedError(`Kafka refused access while ${action}: ${detail}`, error);
   }
   if (root.type === 'UNKNOWN_TOPIC_OR_PARTITION' && root.topic) return new TopicNotFoundError(root.topic, error);
   if (root.type !== undefined && topicConfigTypes.has(root.type)) {

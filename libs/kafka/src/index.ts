@@ -3,6 +3,8 @@ export type {
   KafkaAdmin,
   KafkaConnector,
   KafkaConnectorConfig,
+  KafkaCredentials,
+  KafkaGrant,
   KafkaHeaders,
   KafkaLogLevel,
   KafkaLogSink,
@@ -17,6 +19,7 @@ export type {
   WriterOptions,
 } from './contract';
 export {
+  KafkaAccessDeniedError,
   KafkaError,
   KafkaFencedError,
   KafkaUnavailableError,
@@ -25,4 +28,5 @@ export {
   TopicNotFoundError,
 } from './errors';
 export { createKafkaConnector } from './kafkajs-connector';
+export { readerGroupIdPrefix } from './kafkajs-reader';
 export { partitionKey } from './record-buffer';

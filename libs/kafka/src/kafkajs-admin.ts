@@ -1,7 +1,17 @@
-import type { Admin, Kafka } from 'kafkajs';
-import type { KafkaAdmin, TopicSpec } from './contract';
+import { AclOperationTypes, AclPermissionTypes, AclResourceTypes, ResourcePatternTypes, type Admin, type Kafka } from 'kafkajs';
+import type { KafkaAdmin, KafkaGrant, TopicSpec } from './contract';
 import { isStaleMetadataError, KafkaUnavailableError, KafkaUsageError, TopicConfigError, TopicNotFoundError, wrapKafkaError } from './errors';
+import { upsertScramUser } from './scram-credentials';
 import { pingTimeoutMs } from './tuning';
+
+const RESOURCE_TYPES = { topic: AclResourceTypes.TOPIC, group: AclResourceTypes.GROUP, 'transactional-id': AclResourceTypes.TRANSACTIONAL_ID };
+const OPERATIONS = {
+  read: AclOperationTypes.READ,
+  write: AclOperationTypes.WRITE,
+  create: AclOperationTypes.CREATE,
+  describe: AclOperationTypes.DESCRIBE,
+  'describe-configs': AclOperationTypes.DESCRIBE_CONFIGS,
+};
 
 export interface PartitionOffsets {
   partition: number;
@@ -101,6 +111,26 @@ export class KafkajsAdmin implements KafkaAdmin {
       if (ready || Date.now() > deadline) return topics;
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
+  }
+
+  async upsertScramUser(username: string, password: string): Promise<void> {
+    await this.run(`setting the SCRAM credentials of Kafka user ${username}`, () => upsertScramUser(this.kafka, username, password));
+  }
+
+  async grant(grants: readonly KafkaGrant[]): Promise<void> {
+    const acl = grants.flatMap((g) =>
+      g.operations.map((operation) => ({
+        resourceType: RESOURCE_TYPES[g.resource],
+        resourceName: g.prefix,
+        resourcePatternType: ResourcePatternTypes.PREFIXED,
+        principal: `User:${g.username}`,
+        host: '*',
+        operation: OPERATIONS[operation],
+        permissionType: AclPermissionTypes.ALLOW,
+      })),
+    );
+    if (acl.length === 0) return;
+    await this.run(`granting Kafka ACLs to ${[...new Set(grants.map((g) => g.username))].join(', ')}`, (admin) => admin.createAcls({ acl }));
   }
 
   async deleteTopics(topics: readonly string[]): Promise<void> {

@@ -21,17 +21,19 @@ function assertId(kind: string, id: string): void {
 export function createKafkaConnector(config: KafkaConnectorConfig): KafkaConnector {
   if (config.brokers.length === 0) throw new KafkaUsageError('Kafka connector needs at least one broker (host:port)');
   const brokers = [...config.brokers];
+  const sasl = config.sasl ? { sasl: { mechanism: 'scram-sha-256' as const, username: config.sasl.username, password: config.sasl.password } } : {};
   const logging = {
     logLevel: kafkajsLevel(config.logLevel),
     logCreator: kafkajsLogCreator(config.log ?? stderrSink, config.clientId, config.logLevel),
   };
   // kafkajs's 1 s connection timeout is tight on a loaded machine; a dead broker still fails fast (ECONNREFUSED).
-  const kafka = new Kafka({ clientId: config.clientId, brokers, connectionTimeout: 3_000, ...logging });
+  const kafka = new Kafka({ clientId: config.clientId, brokers, connectionTimeout: 3_000, ...sasl, ...logging });
   const adminClient = new Kafka({
     clientId: config.clientId,
     brokers,
     connectionTimeout: 3_000,
     retry: adminRetry,
+    ...sasl,
     ...logging,
   });
   const probeClient = new Kafka({
@@ -40,6 +42,7 @@ export function createKafkaConnector(config: KafkaConnectorConfig): KafkaConnect
     connectionTimeout: 1_000,
     requestTimeout: 2_000,
     retry: { retries: 0 },
+    ...sasl,
     // A failed ping is reported to its caller (the health check); logging it too would only repeat it.
     logLevel: logLevel.NOTHING,
   });

@@ -17,6 +17,14 @@ interface AssignedPartition {
 }
 
 /**
+ * The consumer groups of readers whose ids start with `readerIdPrefix` start with this (a group only hands out the
+ * explicit assignment; nothing is committed to it). ACLs on groups are granted by it.
+ */
+export function readerGroupIdPrefix(readerIdPrefix: string): string {
+  return `weir-reader.${readerIdPrefix}`;
+}
+
+/**
  * A pull reader over a kafkajs consumer. kafkajs pushes fetched batches into a bounded buffer (eachBatch, never per
  * record); poll() drains it. A full buffer pauses the partitions and holds eachBatch (heartbeating) until poll()
  * drains it below half, which resumes them. Holding matters: with every partition paused kafkajs sleeps a whole
@@ -65,7 +73,7 @@ export class KafkajsReader implements KafkaReader {
     }
     this.resumeAt = Math.floor(this.maxBuffered * readerDefaults.resumeFraction);
     // Unique per reader instance: a crashed predecessor's group can never delay this one's join.
-    this.groupPrefix = `weir-reader.${options.readerId}.${randomUUID().slice(0, 8)}`;
+    this.groupPrefix = `${readerGroupIdPrefix(options.readerId)}.${randomUUID().slice(0, 8)}`;
   }
 
   async start(): Promise<void> {

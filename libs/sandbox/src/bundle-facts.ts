@@ -7,6 +7,8 @@ export interface BundleFacts {
   readonly operatorIds: readonly string[];
   /** Built from its parameter declaration with sample values: its operator ids must not depend on them. */
   readonly parameterized: boolean;
+  /** The rules schema the job declares (StreamBuilder.rulesSchema), built with its properties' defaults; null: none. */
+  readonly rulesSchema: Readonly<Record<string, unknown>> | null;
 }
 
 /** The bundle itself is at fault: it does not load, exports no job, or outruns the sandbox's limits. */

@@ -101,7 +101,8 @@
       return stringify({ refused: 'the bundle must export a job definition (export default defineJob(...))' });
     }
     try {
-      return stringify({ facts: { jobName: job.name, maxParallelism: job.maxParallelism, operatorIds: operatorIdsOf(job), parameterized } });
+      const rulesSchema = job.rulesSchema === undefined ? null : job.rulesSchema;
+      return stringify({ facts: { jobName: job.name, maxParallelism: job.maxParallelism, operatorIds: operatorIdsOf(job), parameterized, rulesSchema } });
     } catch (err) {
       return stringify({ refused: `the job's graph could not be read: ${message(err)}` });
     }

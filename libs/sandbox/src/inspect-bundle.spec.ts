@@ -15,14 +15,21 @@ const loading = (body: string) => `${body}\n${JOB}`;
 
 describe('BundleInspector', () => {
   it("reads a job's name, max parallelism and operator ids from its code", async () => {
-    expect(await inspect(JOB)).toEqual({ jobName: 'counts', maxParallelism: 32, operatorIds: ['source', 'score', 'sink'], parameterized: false });
+    expect(await inspect(JOB)).toEqual({ jobName: 'counts', maxParallelism: 32, operatorIds: ['source', 'score', 'sink'], parameterized: false, rulesSchema: null });
   });
 
   it('builds a parameterized job with sample values, leaving derived nodes out of the operator ids', async () => {
     const code = `const { defineJob, param, kafkaSource, kafkaSink, json } = require('@weir/engine');
       exports.default = defineJob({ name: 'p', maxParallelism: 16, parameters: { topics: { input: param.topic(), out: param.topic() }, properties: { limit: param.integer({ min: 1 }) } } },
         (job, { topics }) => { const s = job.source('in', kafkaSource({ topic: topics.input, serde: json() })); s.broadcast(); s.sink('out', kafkaSink({ topic: topics.out, serde: json() })); });`;
-    expect(await inspect(code)).toEqual({ jobName: 'p', maxParallelism: 16, operatorIds: ['in', 'out'], parameterized: true });
+    expect(await inspect(code)).toEqual({ jobName: 'p', maxParallelism: 16, operatorIds: ['in', 'out'], parameterized: true, rulesSchema: null });
+  });
+
+  it("reads the rules schema a job declares, built with its properties' defaults", async () => {
+    const code = `const { defineJob, param, memorySource, memorySink } = require('@weir/engine');
+      exports.default = defineJob({ name: 'r', parameters: { properties: { 'max-window-ms': param.integer({ default: 5000, min: 1 }) } } },
+        (job, { properties }) => { job.rulesSchema({ type: 'object', properties: { windowMs: { type: 'integer', maximum: properties['max-window-ms'] } } }); job.source('in', memorySource()).sink('out', memorySink()); });`;
+    expect((await inspect(code)).rulesSchema).toEqual({ type: 'object', properties: { windowMs: { type: 'integer', maximum: 5000 } } });
   });
 
   it('lets a bundle name Node modules as it loads, and refuses one that calls them, naming the call', async () => {

@@ -11,6 +11,8 @@ export interface InspectOptions extends Partial<IsolateLimits> {
 }
 
 const DEFAULTS = { memoryLimitMb: 128, timeoutMs: 2_000, concurrency: 2 };
+/** A job's rules schema must fit in a manifest, which is at most 256 KiB. */
+const MAX_RULES_SCHEMA_CHARS = 256 * 1024;
 /** Starting Node with the TypeScript loader, beside the isolate's own limits. */
 const STARTUP_ALLOWANCE_MS = 15_000;
 /** The repository (libs/sandbox/src → ../../..): all the inspector's process may read. */
@@ -108,9 +110,19 @@ function factsFrom(answer: IsolateAnswer | { failed: string }): BundleFacts {
     !Array.isArray(ids) ||
     ids.length > 10_000 ||
     !ids.every((id) => typeof id === 'string' && id.length <= 256) ||
-    typeof facts.parameterized !== 'boolean'
+    typeof facts.parameterized !== 'boolean' ||
+    !(facts.rulesSchema === null || (typeof facts.rulesSchema === 'object' && !Array.isArray(facts.rulesSchema)))
   ) {
     throw new BundleRefusedError("the bundle's job could not be read (its graph is not what defineJob builds)");
   }
-  return { jobName: facts.jobName.slice(0, 256), maxParallelism: facts.maxParallelism!, operatorIds: [...ids], parameterized: facts.parameterized };
+  if (facts.rulesSchema && JSON.stringify(facts.rulesSchema).length > MAX_RULES_SCHEMA_CHARS) {
+    throw new BundleRefusedError(`the job's rules schema is larger than ${MAX_RULES_SCHEMA_CHARS / 1024} KiB (a manifest holds at most 256 KiB)`);
+  }
+  return {
+    jobName: facts.jobName.slice(0, 256),
+    maxParallelism: facts.maxParallelism!,
+    operatorIds: [...ids],
+    parameterized: facts.parameterized,
+    rulesSchema: facts.rulesSchema ?? null,
+  };
 }

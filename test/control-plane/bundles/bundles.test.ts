@@ -33,7 +33,10 @@ function manifest(overrides: Record<string, unknown> = {}) {
 }
 
 /** A bundle whose job is what manifest() says (operator ids source, score, sink; maxParallelism 128). */
-const job = (extra: { sizeBytes?: number; variant?: string } = {}) => jobSource({ operatorIds: ['source', 'score', 'sink'], maxParallelism: 128, ...extra });
+const job = (extra: { sizeBytes?: number; variant?: string; rulesSchema?: Record<string, unknown> } = {}) =>
+  jobSource({ operatorIds: ['source', 'score', 'sink'], maxParallelism: 128, ...extra });
+/** What the job declares: the manifest's schema (above) with one more rule. */
+const JOB_RULES_SCHEMA = { type: 'object', properties: { threshold: { type: 'number', minimum: 0 } }, required: ['threshold'] };
 
 function form(parts: [string, string | Buffer][]): FormData {
   const body = new FormData();
@@ -161,6 +164,7 @@ describe('bundles', () => {
   it.each([
     ['operator ids the job does not have', { operatorIds: ['source', 'scorer', 'sink'] }, job(), 'manifest.operatorIds', `lists "scorer", which the job does not have and leaves out "score": the job's operator ids are ["source","score","sink"]`],
     ['another maxParallelism', { maxParallelism: 64 }, job(), 'manifest.maxParallelism', "is 64, but the job's is 128"],
+    ['a rules schema that is not the one the job declares', {}, job({ rulesSchema: JOB_RULES_SCHEMA }), 'manifest.rulesSchema', `is not the rules schema the job declares (rulesSchema() in its definition, built with its properties' defaults), which is ${JSON.stringify(JOB_RULES_SCHEMA)}`],
     ['a file that exports no job', {}, Buffer.from('module.exports = 1;'), 'bundle', 'the bundle must export a job definition'],
     ['a file that is not JavaScript', {}, randomBytes(512), 'bundle', 'the bundle is not valid JavaScript'],
     ['a bundle that loops forever as it loads', {}, Buffer.from(`for (;;) {}\n${job()}`), 'bundle', 'the bundle ran for more than 2000 ms as it loaded'],
@@ -172,6 +176,12 @@ describe('bundles', () => {
     expect(problem.errors!.find((e) => e.name === field)?.reason).toContain(reason);
     expect(await rowCount(b)).toBe(0);
     expect(await objectsUnder(blob, `tenants/${b.tenantId}/`)).toEqual([]);
+  });
+
+  it("takes a manifest whose rules schema is the job's own, whatever the order of its keys", async () => {
+    const reordered = { required: ['threshold'], properties: { threshold: { minimum: 0, type: 'number' } }, type: 'object' };
+    const res = await upload(b, form([['manifest', JSON.stringify(manifest({ version: '5.1.0', rulesSchema: reordered }))], ['bundle', job({ rulesSchema: JOB_RULES_SCHEMA })]]));
+    expect(res.status).toBe(201);
   });
 
   it('answers a truncated multipart body with 400', async () => {

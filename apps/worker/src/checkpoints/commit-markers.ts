@@ -1,4 +1,4 @@
-import { commitMarkerKey, commitSinkEpoch, sinkCommitsTopic, sinkTransactionalId, type SinkEpoch } from '@weir/engine';
+import { commitMarkerKey, commitSinkEpoch, jobClientId, sinkCommitsTopic, sinkTransactionalId, type SinkEpoch } from '@weir/engine';
 import type { KafkaConnector } from '@weir/kafka';
 
 const CATCH_UP_MS = 30_000;
@@ -24,7 +24,7 @@ export async function readCommitMarkers(kafka: KafkaConnector, tenantId: string,
   }
   const markers = new Map<string, number>();
   if (latest === '0') return markers;
-  const reader = kafka.reader({ readerId: `weir-${tenantId}-${jobId}-commit-markers`, assignments: [{ topic, partition: 0, offset: 'earliest' }] });
+  const reader = kafka.reader({ readerId: jobClientId(tenantId, jobId, 'commit-markers'), assignments: [{ topic, partition: 0, offset: 'earliest' }] });
   await reader.start();
   try {
     const deadline = Date.now() + CATCH_UP_MS;
@@ -46,7 +46,7 @@ export async function readCommitMarkers(kafka: KafkaConnector, tenantId: string,
 /** Fences the transactional ids of the sink subtasks in `epochs` (aborting whatever their zombies left open). */
 export async function fenceSinkSubtasks(kafka: KafkaConnector, tenantId: string, jobId: string, epochs: readonly SinkEpoch[]): Promise<void> {
   for (const e of epochs) {
-    const writer = kafka.writer({ writerId: `weir-${tenantId}-${jobId}-fence`, transactionalId: sinkTransactionalId({ tenantId, jobId, sinkId: e.sinkId, subtask: e.subtask }) });
+    const writer = kafka.writer({ writerId: jobClientId(tenantId, jobId, 'fence'), transactionalId: sinkTransactionalId({ tenantId, jobId, sinkId: e.sinkId, subtask: e.subtask }) });
     await writer.start();
     await writer.close();
   }

@@ -5,11 +5,18 @@
 import type { JobConfig, KeySplit } from '@weir/engine';
 import type { SubtaskMetricsSnapshot } from '@weir/metrics';
 import type { MoveReport, RescaleProgress, RescaleReport } from '@weir/protocol';
+import type { BlobReply, BlobRequest } from '../blob-broker/blob-wire';
+import type { TenantKafkaIdentity } from '../kafka-access/tenant-kafka-access';
 
 export interface StartJobMessage {
   readonly type: 'start';
   readonly tenantId: string;
   readonly jobId: string;
+  /**
+   * The tenant's Kafka identity: its brokers (the job hosts' listener) and credentials, whose ACLs reach only the
+   * tenant's topics (kafka-access/). Absent: the platform's brokers, unauthenticated (WEIR_KAFKA_TENANT_BROKERS=off).
+   */
+  readonly kafka?: TenantKafkaIdentity;
   /** Local path of the verified bundle file. */
   readonly bundlePath: string;
   /** Subtasks per stage across the whole run (stage root operator id → count). */
@@ -86,7 +93,8 @@ export interface RescaleMessage {
   readonly parallelism: Readonly<Record<string, number>>;
 }
 
-export type ToJobHost = StartJobMessage | StopJobMessage | SavepointMessage | MoveMessage | RescaleMessage | SplitKeysMessage;
+/** The worker's answers to the job host's object-store calls travel here too (blob-broker/). */
+export type ToJobHost = StartJobMessage | StopJobMessage | SavepointMessage | MoveMessage | RescaleMessage | SplitKeysMessage | BlobReply;
 
 export type FromJobHost =
   | { readonly type: 'started'; readonly subtasks: readonly { readonly operatorId: string; readonly subtask: number }[] }
@@ -106,4 +114,6 @@ export type FromJobHost =
   /** Sent every ALIVE_INTERVAL_MS from a timer: silence means the event loop is blocked (job-host-limits.ts). */
   | { readonly type: 'alive' }
   | { readonly type: 'finished' }
-  | { readonly type: 'failed'; readonly message: string };
+  | { readonly type: 'failed'; readonly message: string }
+  /** The job host's object-store calls, which the worker makes for it (blob-broker/). */
+  | BlobRequest;

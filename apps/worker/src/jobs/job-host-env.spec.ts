@@ -14,17 +14,20 @@ describe('jobHostEnv', () => {
     WEIR_QUEUE_PREFIX: 'weir',
     WEIR_KAFKA_BROKERS: 'kafka:9092',
     WEIR_S3_BUCKET: 'weir',
+    WEIR_S3_ACCESS_KEY_ID: 'AKIA-worker',
+    WEIR_S3_SECRET_ACCESS_KEY: 'secret',
+    AWS_SECRET_ACCESS_KEY: 'secret',
     AWS_REGION: 'eu-west-1',
     SOME_OTHER_SECRET: 'secret',
   };
 
-  it('keeps what the job host needs for Kafka, S3 and Node', () => {
-    expect(jobHostEnv(worker)).toEqual({ PATH: '/usr/bin', WEIR_KAFKA_BROKERS: 'kafka:9092', WEIR_S3_BUCKET: 'weir', AWS_REGION: 'eu-west-1' });
+  it('keeps what the job host needs for Kafka, the bucket name and Node', () => {
+    expect(jobHostEnv(worker)).toEqual({ PATH: '/usr/bin', WEIR_KAFKA_BROKERS: 'kafka:9092', WEIR_S3_BUCKET: 'weir' });
   });
 
-  it('leaves out the database, Redis, the admin token and anything it does not know', () => {
+  it('leaves out the database, Redis, the admin token, the S3 and AWS credentials and anything it does not know', () => {
     const kept = Object.keys(jobHostEnv(worker));
-    for (const name of ['WEIR_PG_URL', 'WEIR_PG_OWNER_URL', 'WEIR_PG_ADMIN_URL', 'WEIR_REDIS_URL', 'WEIR_ADMIN_TOKEN', 'WEIR_QUEUE_PREFIX', 'SOME_OTHER_SECRET']) {
+    for (const name of ['WEIR_PG_URL', 'WEIR_PG_OWNER_URL', 'WEIR_PG_ADMIN_URL', 'WEIR_REDIS_URL', 'WEIR_ADMIN_TOKEN', 'WEIR_QUEUE_PREFIX', 'SOME_OTHER_SECRET', 'WEIR_S3_ACCESS_KEY_ID', 'WEIR_S3_SECRET_ACCESS_KEY', 'AWS_SECRET_ACCESS_KEY', 'AWS_REGION']) {
       expect(kept).not.toContain(name);
     }
   });

@@ -7,11 +7,12 @@
  */
 import { join } from 'node:path';
 import { CheckpointStore, type CheckpointManifest } from '@weir/checkpoint';
-import { createBlobStore } from '@weir/blob';
 import { loadConfig } from '@weir/config';
 import { type JobDefinition, type KeySplit, operatorIdsOf, runJob, type RunningJob } from '@weir/engine';
 import { createKafkaConnector } from '@weir/kafka';
 import { createStateBackend, type CheckpointableStateBackend } from '@weir/state';
+import { isBlobReply } from '../blob-broker/blob-wire';
+import { BrokeredBlobStore } from '../blob-broker/brokered-blob-store';
 import { loadBundle } from '../bundles/load-bundle';
 import { CheckpointLeader, DEFAULT_CHECKPOINT_TIMEOUT_MS, READY_REPEAT_MS } from '../checkpoints/checkpoint-leader';
 import { CheckpointParticipant } from '../checkpoints/checkpoint-participant';
@@ -40,6 +41,12 @@ function send(message: FromJobHost): void {
   process.send?.(message);
 }
 
+/** The job host's object store: the worker's, over IPC (it holds the S3 credentials; this process has none). */
+const blobs = new BrokeredBlobStore(
+  process.env.WEIR_S3_BUCKET ?? 'weir',
+  (request) => new Promise<void>((resolve, reject) => process.send!(request, (err: Error | null) => (err ? reject(err) : resolve()))),
+);
+
 // From its first moment, loaded and waiting included: the worker kills a job host that stops saying this.
 send({ type: 'alive' });
 setInterval(() => send({ type: 'alive' }), ALIVE_INTERVAL_MS).unref();
@@ -66,8 +73,10 @@ const verdictWaiters = new Map<string, ((failure: string | null) => void)[]>();
 
 async function start(message: StartJobMessage): Promise<void> {
   const config = loadConfig();
+  // The tenant's own Kafka identity where the platform has one for it (its ACLs reach only the tenant's topics).
+  const brokers = message.kafka?.brokers ?? config.WEIR_KAFKA_BROKERS;
   // Before any tenant code runs: Kafka and S3 only, no credentials in the environment, no heap snapshots.
-  hardenBeforeTenantCode(config);
+  hardenBeforeTenantCode(brokers);
   const definition = loadBundle(message.bundlePath, message.config);
   if (definition.maxParallelism !== message.maxParallelism) {
     throw new Error(`the bundle declares maxParallelism ${definition.maxParallelism}, the deployment ${message.maxParallelism}`);
@@ -78,8 +87,12 @@ async function start(message: StartJobMessage): Promise<void> {
   const layout = message.process ?? { index: 0, count: 1 };
   const run = message.runNo ?? 0;
   const scope = { tenantId: message.tenantId, jobId: message.jobId };
-  const kafka = createKafkaConnector({ brokers: config.WEIR_KAFKA_BROKERS, clientId: `${config.WEIR_KAFKA_CLIENT_ID}-${message.jobId}` });
-  const store = new CheckpointStore(createBlobStore(config));
+  const kafka = createKafkaConnector({
+    brokers,
+    clientId: `${config.WEIR_KAFKA_CLIENT_ID}-${message.jobId}`,
+    ...(message.kafka ? { sasl: message.kafka.credentials } : {}),
+  });
+  const store = new CheckpointStore(blobs);
   const operatorIds = definition.nodes.map((n) => n.id);
   const point = message.restoreFrom
     ? await loadRestorePoint(store, scope, message.restoreFrom, operatorIds, join(message.stateDir, 'restore'))
@@ -134,7 +147,7 @@ async function start(message: StartJobMessage): Promise<void> {
   runParallelism = message.parallelism;
   const mine = message.subtasks;
   const runsHere = (operatorId: string, subtask: number) => (mine ? (mine[operatorId] ?? []).includes(subtask) : true);
-  const mover = new KeyGroupMover(running, createBlobStore(config), scope, channel, runsHere);
+  const mover = new KeyGroupMover(running, blobs, scope, channel, runsHere);
   const partitionMover = new PartitionMover(running, channel, runsHere);
   participant = new CheckpointParticipant(
     running,
@@ -405,7 +418,9 @@ function assertGraphAsChecked(definition: JobDefinition, manifest: readonly stri
 }
 
 process.on('message', (message: ToJobHost) => {
-  if (message.type === 'start') {
+  if (isBlobReply(message)) {
+    blobs.onReply(message);
+  } else if (message.type === 'start') {
     // A spare's earlier alives went to no one: this one arms the worker's stall watch before the bundle loads.
     send({ type: 'alive' });
     start(message).catch((err: Error) => exit({ type: 'failed', message: err.message }, 1));

@@ -1,8 +1,11 @@
 import type { ChildProcess } from 'node:child_process';
 import { copyFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { BlobStore } from '@weir/blob';
 import type { SubtaskMetricsSnapshot } from '@weir/metrics';
 import type { MoveReport, RescaleProgress, RescaleReport } from '@weir/protocol';
+import { BlobBroker } from '../blob-broker/blob-broker';
+import { isBlobRequest } from '../blob-broker/blob-wire';
 import { forkJobHost, removeJobHostDir, type ForkedJobHost } from './job-host-forks';
 import { DEFAULT_JOB_HOST_LIMITS, heapExhausted, heapLimitReason, stallReason, type JobHostLimits } from './job-host-limits';
 import type { FromJobHost, MoveMessage, RescaleMessage, SplitKeysMessage, StartJobMessage, ToJobHost } from './ipc';
@@ -79,14 +82,18 @@ export class JobProcess {
   private aliveAt: number | undefined;
   private checkedAt = Date.now();
   private readonly watchdog: NodeJS.Timeout;
+  /** Makes the job host's object-store calls, with the worker's credentials, under its tenant's jobs only. */
+  private readonly blobBroker: BlobBroker;
 
   /**
    * `host`: a job host forked for this job, or a warm spare (WarmJobHosts) that has been handed nothing yet, either
    * forked with `limits`: a job host that reaches its heap limit, or stops answering for longer than its stall limit,
    * fails the job with that reason (it is killed in the second case). Its folder is removed once it has exited.
+   * `blobs`: the worker's object store, through which the job host's checkpoints, restores and moves go.
    */
   constructor(
     job: JobStart,
+    blobs: BlobStore,
     private readonly host: ForkedJobHost = forkJobHost({ limits: DEFAULT_JOB_HOST_LIMITS }),
     private readonly limits: JobHostLimits = DEFAULT_JOB_HOST_LIMITS,
   ) {
@@ -94,7 +101,8 @@ export class JobProcess {
     this.start = { ...job, type: 'start', bundlePath: join(host.dir, 'job.js'), stateDir: join(host.dir, 'state') };
     const child = host.child;
     this.child = child;
-    this.child.on('message', (m: FromJobHost) => this.onMessage(m));
+    this.blobBroker = new BlobBroker(blobs, job.tenantId, (reply) => this.postAndWait(reply));
+    this.child.on('message', (m: FromJobHost) => (isBlobRequest(m) ? this.blobBroker.handle(m) : this.onMessage(m)));
     this.child.stderr?.on('data', (chunk: Buffer) => {
       this.stderrTail = (this.stderrTail + chunk.toString('utf8')).slice(-STDERR_TAIL_CHARS);
     });
@@ -120,6 +128,7 @@ export class JobProcess {
         this.splits.clear();
         for (const [id, waiter] of this.rescales) waiter.reject(new JobStartError(`job host exited before rescale ${id} completed`));
         this.rescales.clear();
+        this.blobBroker.close();
         removeJobHostDir(this.host);
         resolve();
       }),
@@ -246,6 +255,12 @@ export class JobProcess {
 
   private post(message: ToJobHost): void {
     if (this.child.connected) this.child.send(message);
+  }
+
+  /** Resolves once the message is handed to the channel (a body's chunks are sent one after the other). */
+  private postAndWait(message: ToJobHost): Promise<void> {
+    if (!this.child.connected) return Promise.resolve();
+    return new Promise((resolve) => this.child.send(message, () => resolve()));
   }
 
   private settleSavepoint(savepointId: string, error: Error | null, key = ''): void {

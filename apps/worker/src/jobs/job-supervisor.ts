@@ -11,17 +11,21 @@ import {
   type StopSubtasks,
   type TakeSavepoint,
 } from '@weir/protocol';
+import type { BlobStore } from '@weir/blob';
 import type { SubtaskMetricsSnapshot } from '@weir/metrics';
 import type { BundleCache } from '../bundles/bundle-cache';
 import { forkJobHost, type WarmJobHosts } from './job-host-forks';
 import { DEFAULT_JOB_HOST_LIMITS, type JobHostLimits } from './job-host-limits';
 import { JobProcess } from './job-process';
+import type { TenantKafkaAccess } from '../kafka-access/tenant-kafka-access';
 
 /** A heartbeat carries at most this many snapshots (libs/protocol's limit). */
 const HEARTBEAT_MAX_SNAPSHOTS = 4_096;
 
 export interface JobSupervisorOptions {
   readonly bundles: BundleCache;
+  /** The worker's object store: its job hosts' checkpoints, restores and moves go through it (blob-broker/). */
+  readonly blobs: BlobStore;
   /** Where each job host's own folder (its bundle copy and its state, all it may write) is made. */
   readonly hostsRoot: string;
   /** Dead-letter topic of a job; tenant-namespaced by the caller. */
@@ -30,6 +34,8 @@ export interface JobSupervisorOptions {
   readonly warmHosts?: WarmJobHosts;
   /** What each job host may use (heap, event-loop stall); default DEFAULT_JOB_HOST_LIMITS. */
   readonly limits?: JobHostLimits;
+  /** Each tenant's own Kafka identity for its job hosts; without it they use the platform's brokers, unconfined. */
+  readonly kafkaAccess?: TenantKafkaAccess;
 }
 
 /**
@@ -94,10 +100,13 @@ export class JobSupervisor {
     if (!command.parallelism) for (const s of command.subtasks) parallelism[s.operatorId] = Math.max(parallelism[s.operatorId] ?? 0, s.subtask + 1);
     const subtasks: Record<string, number[]> = {};
     for (const s of command.subtasks) (subtasks[s.operatorId] ??= []).push(s.subtask);
+    // The broker unreachable: thrown as it is, so BullMQ retries the command.
+    const kafka = await this.options.kafkaAccess?.forTenant(command.tenantId);
     const job = new JobProcess(
       {
         type: 'start',
         tenantId: command.tenantId,
+        ...(kafka ? { kafka } : {}),
         jobId: command.jobId,
         bundlePath,
         parallelism,
@@ -114,6 +123,7 @@ export class JobSupervisor {
         ...(command.allowNonRestoredState ? { allowNonRestoredState: true } : {}),
         ...(command.joining ? { joining: command.joining } : {}),
       },
+      this.options.blobs,
       this.options.warmHosts?.take() ?? forkJobHost({ limits: this.limits, hostsRoot: this.options.hostsRoot }),
       this.limits,
     );

@@ -1,7 +1,7 @@
 import dgram from 'node:dgram';
 import net from 'node:net';
 
-/** Where a job host may connect: the Kafka brokers and the S3 endpoint its trusted part uses. */
+/** An endpoint a job host may connect to. */
 export interface OutboundEndpoint {
   readonly host: string;
   readonly port: number;
@@ -17,17 +17,15 @@ const LOOPBACK = new Set(['localhost', '127.0.0.1', '::1', '::ffff:127.0.0.1']);
 const hostKey = (host: string) => (LOOPBACK.has(host.toLowerCase()) ? 'loopback' : host.toLowerCase());
 
 /**
- * Lets a job host's process open TCP connections only to `allowed` (and, with `awsS3`, to AWS's S3 endpoints on
- * 443), and send no UDP at all. Node 20's permission model has no network control, so this closes the gap in
+ * Lets a job host's process open TCP connections only to `allowed` (its Kafka brokers), and send no UDP at all. Node 20's permission model has no network control, so this closes the gap in
  * JavaScript: every TCP connection of the process — kafkajs's, the AWS SDK's, http, tls, fetch — goes through
  * `net.Socket.prototype.connect`, which is replaced here by a checking one, non-writable and non-configurable so
  * that tenant code cannot put the original back (and `process.binding`, the way around it, is denied by the
  * permission model). Installed before the bundle loads. Not covered: DNS lookups (dns.lookup resolves names).
  */
-export function restrictOutbound(allowed: readonly OutboundEndpoint[], options: { awsS3?: boolean } = {}): void {
+export function restrictOutbound(allowed: readonly OutboundEndpoint[]): void {
   const permitted = new Set(allowed.map((e) => `${hostKey(e.host)}:${e.port}`));
-  const admits = (host: string, port: number) =>
-    permitted.has(`${hostKey(host)}:${port}`) || (options.awsS3 === true && port === 443 && /(^|\.)amazonaws\.com$/i.test(host));
+  const admits = (host: string, port: number) => permitted.has(`${hostKey(host)}:${port}`);
   const connect = net.Socket.prototype.connect;
   const guarded = function connectChecked(this: net.Socket, ...args: unknown[]): net.Socket {
     const target = targetOf(args);
@@ -62,18 +60,10 @@ function targetOf(args: readonly unknown[]): { host: string; port: number } | nu
   return null;
 }
 
-/** The endpoints of a job host's config: each Kafka broker and the S3 endpoint (null: AWS's own). */
-export function outboundOf(config: { readonly WEIR_KAFKA_BROKERS: readonly string[]; readonly WEIR_S3_ENDPOINT: string | null }): {
-  endpoints: OutboundEndpoint[];
-  awsS3: boolean;
-} {
-  const endpoints = config.WEIR_KAFKA_BROKERS.map((broker) => {
+/** Where a job host may connect: its Kafka brokers (host:port, IPv6 in brackets). Its object store goes through the worker. */
+export function outboundOf(kafkaBrokers: readonly string[]): OutboundEndpoint[] {
+  return kafkaBrokers.map((broker) => {
     const at = broker.lastIndexOf(':');
     return { host: broker.slice(0, at).replace(/^\[|\]$/g, ''), port: Number(broker.slice(at + 1)) };
   });
-  if (config.WEIR_S3_ENDPOINT) {
-    const url = new URL(config.WEIR_S3_ENDPOINT);
-    endpoints.push({ host: url.hostname.replace(/^\[|\]$/g, ''), port: url.port ? Number(url.port) : url.protocol === 'https:' ? 443 : 80 });
-  }
-  return { endpoints, awsS3: config.WEIR_S3_ENDPOINT === null };
 }

@@ -3,7 +3,7 @@
  * JSON messages stamped with the run (incarnation) and the sending process. A process reads from the end of the topic
  * as it was when it started; messages of other runs (a zombie of a previous run, say) are skipped.
  */
-import { runControlTopic } from '@weir/engine';
+import { jobClientId, runControlTopic } from '@weir/engine';
 import type { KafkaConnector, KafkaReader, KafkaWriter } from '@weir/kafka';
 import type { RunControlChannel, RunControlDelivery, RunControlMessage } from './run-control';
 
@@ -51,7 +51,7 @@ export class KafkaRunControl implements RunControlChannel {
     } finally {
       await admin.close();
     }
-    const id = `weir-${tenantId}-${jobId}-control-${run}-${process}`;
+    const id = jobClientId(tenantId, jobId, `control-${run}-${process}`);
     this.writer = this.kafka.writer({ writerId: id });
     await this.writer.start();
     this.reader = this.kafka.reader({ readerId: id, assignments: [{ topic: this.topic, partition: 0, offset: 'latest' }] });

@@ -17,7 +17,15 @@ export { ExchangeError, type KeyGroupMove } from './exchange/exchange';
 export type { KeyGroupHandover } from './key-group-moves';
 export { UndeclaredStateError } from './keyed-state';
 export { exchangeTopic } from './exchange/kafka-exchange-wire';
-export { deadLetterTopic, jobInternalTopicPrefix, runControlTopic, tenantTopicPrefix } from './topic-names';
+export {
+  deadLetterTopic,
+  jobClientId,
+  jobInternalTopicPrefix,
+  runControlTopic,
+  tenantClientIdPrefix,
+  tenantInternalTopicPrefix,
+  tenantTopicPrefix,
+} from './topic-names';
 export {
   commitMarkerKey,
   commitSinkEpoch,

@@ -17,6 +17,7 @@ import type { BroadcastSender, KeyedSender } from './exchange/exchange';
 import { KafkaExchangePump } from './exchange/kafka-exchange-reader';
 import { KafkaBroadcastSender, KafkaKeyedSender } from './exchange/kafka-exchange-senders';
 import { inBand } from './in-band';
+import { jobClientId } from './topic-names';
 import type { KeyedOperator, KeyedOperatorEnv } from './operators/keyed-operator';
 import { broadcastProcessOperator, processOperator } from './operators/process-operator';
 import { windowOperator } from './operators/window-operator';
@@ -102,7 +103,7 @@ export class JobAssembly {
       if (rt.topic) {
         const positions = restoredExchangePositions(restored);
         exchangeReader = new KafkaExchangePump(this.options.kafka!, {
-          readerId: `weir-${tenantId}-${jobId}-${stage.id}-${index}-exchange`,
+          readerId: jobClientId(tenantId, jobId, `${stage.id}-${index}-exchange`),
           topic: rt.topic,
           partitions: this.definition.maxParallelism,
           keyGroups: rt.routing!.keyGroupsOf(index).map((keyGroup) => ({ keyGroup, offset: positions.get(keyGroup) ?? 'earliest' })),
@@ -226,7 +227,7 @@ export class JobAssembly {
     const target = this.stages.get(targetStageId)!;
     if (!target.topic) return target.exchange!;
     const { tenantId, jobId } = this.options;
-    const writerId = `weir-${tenantId}-${jobId}-${from.plan.id}-${subtask}-to-${targetStageId}`;
+    const writerId = jobClientId(tenantId, jobId, `${from.plan.id}-${subtask}-to-${targetStageId}`);
     const sender = new KafkaKeyedSender(this.options.kafka!, writerId, target.topic, this.definition.maxParallelism, this.options.incarnation ?? 0, from.plan.parallelism);
     sender.carryPositions = target.plan.broadcastInput !== undefined;
     from.keyedSenders.push({ subtask, sender });
@@ -238,7 +239,7 @@ export class JobAssembly {
     const target = this.stages.get(targetStageId)!;
     if (!target.topic) return target.broadcast!;
     const { tenantId, jobId } = this.options;
-    const writerId = `weir-${tenantId}-${jobId}-${from.plan.id}-${subtask}-bc-${targetStageId}`;
+    const writerId = jobClientId(tenantId, jobId, `${from.plan.id}-${subtask}-bc-${targetStageId}`);
     const sender = new KafkaBroadcastSender(this.options.kafka!, writerId, target.topic, this.definition.maxParallelism, this.options.incarnation ?? 0);
     const key = `${from.plan.id}/${subtask}`;
     this.broadcastWriters.set(key, [...(this.broadcastWriters.get(key) ?? []), sender]);

@@ -73,5 +73,10 @@ function buildGraph(name: string, maxParallelism: number, build: (builder: Strea
       throw new JobDefinitionError(`keyBy "${node.id}" is not followed by process(), window() or connect()`);
     }
   }
-  return Object.freeze({ name, maxParallelism, nodes: Object.freeze([...graph.nodes]) });
+  return Object.freeze({
+    name,
+    maxParallelism,
+    nodes: Object.freeze([...graph.nodes]),
+    ...(graph.rulesSchema !== undefined ? { rulesSchema: graph.rulesSchema } : {}),
+  });
 }

@@ -50,6 +50,11 @@ export interface JobDefinition {
   /** Number of key groups of every keyed operator; fixed for the life of the job's state. */
   readonly maxParallelism: number;
   readonly nodes: readonly NodeSpec[];
+  /**
+   * The JSON Schema of the rules the job takes, when it declares one (StreamBuilder.rulesSchema): the bundle's
+   * manifest must declare the same, and the control plane validates every rule set against it.
+   */
+  readonly rulesSchema?: Readonly<Record<string, unknown>>;
 }
 
 /**

@@ -18,6 +18,7 @@ const ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
 /** Collects nodes while a job is being defined; checks ids as they come. */
 export class GraphBuilder {
   readonly nodes: NodeSpec[] = [];
+  rulesSchema: Readonly<Record<string, unknown>> | undefined;
   private readonly ids = new Set<string>();
 
   add(node: NodeSpec): string {
@@ -137,5 +138,22 @@ export class StreamBuilder {
 
   source<T>(id: string, spec: SourceSpec<T>): DataStream<T> {
     return new DataStream<T>(this.graph, this.graph.add({ kind: 'source', id, spec }));
+  }
+
+  /**
+   * Declares the JSON Schema of the rules this job takes on its rules topic (a JSON object; for a parameterized
+   * job it may depend on the deployment's properties). The control plane reads it from the bundle at upload: the
+   * manifest's `rulesSchema` must be the same (as the job builds it with its properties' defaults).
+   */
+  rulesSchema(schema: Record<string, unknown>): void {
+    if (schema === null || typeof schema !== 'object' || Array.isArray(schema)) throw new JobDefinitionError('rulesSchema() takes a JSON Schema object');
+    if (this.graph.rulesSchema !== undefined) throw new JobDefinitionError('rulesSchema() is declared twice');
+    let copy: Record<string, unknown>;
+    try {
+      copy = JSON.parse(JSON.stringify(schema)) as Record<string, unknown>;
+    } catch (err) {
+      throw new JobDefinitionError(`rulesSchema() takes a JSON Schema object, which must be JSON: ${(err as Error).message}`);
+    }
+    this.graph.rulesSchema = Object.freeze(copy);
   }
 }

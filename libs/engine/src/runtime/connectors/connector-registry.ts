@@ -14,6 +14,7 @@ import { ExactlyOnceKafkaSinkWriter, sinkCommitsTopic } from './exactly-once-sin
 import { CallbackSinkWriter, type CollectedRecord, KafkaSinkWriter, MemorySinkWriter, type SinkWriter } from './sink-writers';
 import { SourceOutput, type SourceRouter } from './source-output';
 import { GeneratorPump, KafkaPump, type SourceBootstrap, type SourcePump } from './sources';
+import { jobClientId } from '../topic-names';
 
 export interface ConnectorSettings {
   readonly tenantId: string;
@@ -64,7 +65,7 @@ export class ConnectorRegistry {
         const mine = start.partitions ?? sourcePartitionsOf(all.length, stage.parallelism, index);
         const standby = start.standby ? all.filter((p) => !mine.includes(p)) : [];
         const out = new SourceOutput(root.id, queue, spec, mine, env, router);
-        const readerId = `weir-${tenantId}-${jobId}-${root.id}-${index}`;
+        const readerId = jobClientId(tenantId, jobId, `${root.id}-${index}`);
         return { pump: new KafkaPump(this.kafka(`source "${root.id}"`), readerId, spec, mine, out, start.offsets, start.bootstrap, standby) };
       }
       case 'generator': {
@@ -88,7 +89,7 @@ export class ConnectorRegistry {
           this.closables.push(() => eos.close());
           return eos;
         }
-        const writer = new KafkaSinkWriter(kafka, `weir-${tenantId}-${jobId}-${node.id}-${subtask}`, node.spec);
+        const writer = new KafkaSinkWriter(kafka, jobClientId(tenantId, jobId, `${node.id}-${subtask}`), node.spec);
         this.closables.push(() => writer.close());
         return writer;
       }
@@ -106,7 +107,7 @@ export class ConnectorRegistry {
     const topic = this.settings.deadLetterTopic;
     if (!topic) return new MemoryDeadLetters(this.memoryLetters, metrics);
     const { tenantId, jobId } = this.settings;
-    const dlq = new KafkaDeadLetters(this.kafka(`deadLetterTopic "${topic}"`), `weir-${tenantId}-${jobId}-${stageId}-${subtask}-dlq`, topic, metrics);
+    const dlq = new KafkaDeadLetters(this.kafka(`deadLetterTopic "${topic}"`), jobClientId(tenantId, jobId, `${stageId}-${subtask}-dlq`), topic, metrics);
     this.closables.push(() => dlq.close());
     return dlq;
   }

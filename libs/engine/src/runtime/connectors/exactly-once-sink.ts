@@ -1,6 +1,6 @@
 import type { KafkaConnector, KafkaWriter, ProducedRecord } from '@weir/kafka';
 import type { KafkaSinkSpec } from '../../sdk/connectors';
-import { jobInternalTopicPrefix } from '../topic-names';
+import { jobClientId, jobInternalTopicPrefix } from '../topic-names';
 import type { StreamRecord } from '../records';
 import type { SinkWriter } from './sink-writers';
 import { checkRecordSize } from './record-size';
@@ -30,7 +30,7 @@ export interface SinkIdentity {
 
 /** Stable per (job, sink, subtask): a restarted subtask's writer fences the transactions of its zombie. */
 export function sinkTransactionalId(id: SinkIdentity): string {
-  return `weir-${id.tenantId}-${id.jobId}-${id.sinkId}-${id.subtask}-tx`;
+  return jobClientId(id.tenantId, id.jobId, `${id.sinkId}-${id.subtask}-tx`);
 }
 
 /** The compacted topic holding, per sink subtask, the last epoch whose transaction committed. */
