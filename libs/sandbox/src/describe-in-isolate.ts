@@ -18,7 +18,7 @@ const IN_ISOLATE = readFileSync(join(__dirname, 'in-isolate.js'), 'utf8');
  * beyond the SDK, no file system, network or environment, and is disposed after. A bundle that loops or allocates
  * without end is stopped by the limits and refused; its syntax errors are refused with their place.
  */
-export function describeInIsolate(sdkSource: string, bundleSource: string, limits: IsolateLimits): IsolateAnswer {
+export function describeInIsolate(sdkSource: string, bundleSource: string, limits: IsolateLimits, config: unknown = null): IsolateAnswer {
   const isolate = new ivm.Isolate({ memoryLimit: limits.memoryLimitMb });
   const timeout = limits.timeoutMs;
   try {
@@ -33,8 +33,8 @@ export function describeInIsolate(sdkSource: string, bundleSource: string, limit
       return { refused: `the bundle is not valid JavaScript: ${(err as Error).message}` };
     }
     script.runSync(context, { timeout });
-    const describe = context.global.getSync('__weirDescribe', { reference: true }) as ivm.Reference<() => string>;
-    const answer: unknown = describe.applySync(undefined, [], { timeout, result: { copy: true } });
+    const describe = context.global.getSync('__weirDescribe', { reference: true }) as ivm.Reference<(config: string) => string>;
+    const answer: unknown = describe.applySync(undefined, [JSON.stringify(config)], { timeout, result: { copy: true } });
     return typeof answer === 'string' ? (JSON.parse(answer) as IsolateAnswer) : { refused: 'the bundle replaced what reads its job' };
   } catch (err) {
     const text = (err as Error).message ?? String(err);

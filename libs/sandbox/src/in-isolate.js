@@ -12,6 +12,8 @@
   globalThis.__weirSdk = undefined;
   const { isParameterizedJob, operatorIdsOf } = sdk;
   const stringify = JSON.stringify;
+  const parseJson = JSON.parse;
+  const assign = Object.assign;
   const ownKeys = Object.keys;
   const isArray = Array.isArray;
   const StringOf = String;
@@ -79,7 +81,20 @@
     }
   };
 
-  globalThis.__weirDescribe = function describe() {
+  // The deployment's config (JSON; null: none) wins over the samples, which fill what it does not give.
+  function configFor(parameters, given) {
+    const sample = sampleConfig(parameters);
+    if (!given) return sample;
+    return { topics: assign(sample.topics, given.topics || {}), properties: assign(sample.properties, given.properties || {}) };
+  }
+
+  globalThis.__weirDescribe = function describe(configJson) {
+    let given = null;
+    try {
+      given = parseJson(configJson);
+    } catch {
+      given = null;
+    }
     const module = { exports: {} };
     try {
       globalThis.__weirBundle.call(module.exports, module.exports, require, module, '/bundle/job.js', '/bundle');
@@ -92,8 +107,9 @@
     let job = candidate;
     if (parameterized) {
       try {
-        job = candidate.instantiate(sampleConfig(candidate.parameters));
+        job = candidate.instantiate(configFor(candidate.parameters, given));
       } catch (err) {
+        if (given) return stringify({ refused: `the job could not be built with the deployment's config: ${message(err)}` });
         return stringify({ refused: `the job could not be built with sample values for its parameters (give each property a default): ${message(err)}` });
       }
     }

@@ -35,14 +35,18 @@ export class BundleInspector {
     this.concurrency = options.concurrency ?? DEFAULTS.concurrency;
   }
 
-  async inspect(code: Buffer): Promise<BundleFacts> {
+  /**
+   * `config`: build a parameterized job with this deployment config (topics and properties it does not give are
+   * sampled) rather than with its defaults: its rules schema, say, is then the deployment's.
+   */
+  async inspect(code: Buffer, config?: { readonly topics?: Readonly<Record<string, string>>; readonly properties?: Readonly<Record<string, string>> }): Promise<BundleFacts> {
     if (this.running >= this.concurrency) await new Promise<void>((go) => this.waiting.push(go));
     this.running += 1;
     try {
       const sdk = await sdkSource().catch((err: unknown) => {
         throw new SandboxUnavailableError(`the SDK for the sandbox could not be built: ${(err as Error).message}`);
       });
-      return factsFrom(await this.runInspector({ sdkSource: sdk, bundleSource: code.toString('utf8'), limits: this.limits }));
+      return factsFrom(await this.runInspector({ sdkSource: sdk, bundleSource: code.toString('utf8'), limits: this.limits, config: config ?? null }));
     } finally {
       this.running -= 1;
       this.waiting.shift()?.();

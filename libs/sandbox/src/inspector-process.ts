@@ -10,12 +10,14 @@ export interface InspectRequest {
   readonly sdkSource: string;
   readonly bundleSource: string;
   readonly limits: IsolateLimits;
+  /** A deployment's config to build a parameterized job with; null: sample values and defaults. */
+  readonly config: unknown;
 }
 
 process.once('message', (request: InspectRequest) => {
   let answer: IsolateAnswer | { readonly failed: string };
   try {
-    answer = describeInIsolate(request.sdkSource, request.bundleSource, request.limits);
+    answer = describeInIsolate(request.sdkSource, request.bundleSource, request.limits, request.config);
   } catch (err) {
     answer = { failed: (err as Error).message };
   }

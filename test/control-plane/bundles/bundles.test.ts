@@ -182,6 +182,10 @@ describe('bundles', () => {
     const reordered = { required: ['threshold'], properties: { threshold: { minimum: 0, type: 'number' } }, type: 'object' };
     const res = await upload(b, form([['manifest', JSON.stringify(manifest({ version: '5.1.0', rulesSchema: reordered }))], ['bundle', job({ rulesSchema: JOB_RULES_SCHEMA })]]));
     expect(res.status).toBe(201);
+    // Tenant b is expected empty by the tests after this one.
+    const { id } = await readJson<BundleBody>(res);
+    expect((await get(b, `/v1/bundles/${id}`, { method: 'DELETE' })).status).toBe(204);
+    expect(await rowCount(b)).toBe(0);
   });
 
   it('answers a truncated multipart body with 400', async () => {

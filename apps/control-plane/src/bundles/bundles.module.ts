@@ -10,6 +10,6 @@ import { BundlesService } from './bundles.service';
   controllers: [BundlesController],
   // One inspector per control plane: it bounds how many bundle checks (a process each) run at once.
   providers: [BundlesRepository, BundleStorage, BundlesService, { provide: BundleInspector, useFactory: () => new BundleInspector() }],
-  exports: [BundlesService],
+  exports: [BundlesService, BundleInspector],
 })
 export class BundlesModule {}

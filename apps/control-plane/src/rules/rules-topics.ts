@@ -8,7 +8,10 @@ export const SHADOW_ALERTS_TOPIC_NAME = 'shadow-alerts';
 
 export interface RulesTarget {
   readonly deploymentId: string;
+  /** The bundle's rules schema; a deployment's own may be narrower (DeploymentRulesSchemas). */
   readonly rulesSchema: Record<string, unknown>;
+  readonly bundle: { readonly key: string; readonly sha256: string };
+  readonly config: { readonly topics?: Record<string, string>; readonly properties?: Record<string, string> };
   readonly rulesTopic: string;
   readonly acksTopic: string;
   readonly shadowAlertsTopic: string;
@@ -20,8 +23,13 @@ export interface RulesTarget {
  * deployment does not exist for this tenant (RLS).
  */
 export async function rulesTargetOf(client: SqlClient, tenantId: string, deploymentId: string): Promise<RulesTarget | null> {
-  const { rows } = await client.query<{ config: { topics?: Record<string, string> }; rules_schema: Record<string, unknown> | null }>(
-    `SELECT d.config, b.manifest -> 'rulesSchema' AS rules_schema FROM deployments d JOIN bundles b ON b.id = d.bundle_id WHERE d.id = $1`,
+  const { rows } = await client.query<{
+    config: { topics?: Record<string, string>; properties?: Record<string, string> };
+    rules_schema: Record<string, unknown> | null;
+    s3_key: string;
+    sha256: string;
+  }>(
+    `SELECT d.config, b.manifest -> 'rulesSchema' AS rules_schema, b.s3_key, b.sha256 FROM deployments d JOIN bundles b ON b.id = d.bundle_id WHERE d.id = $1`,
     [deploymentId],
   );
   if (!rows[0]) return null;
@@ -30,6 +38,8 @@ export async function rulesTargetOf(client: SqlClient, tenantId: string, deploym
   return {
     deploymentId,
     rulesSchema: rows[0].rules_schema ?? { type: 'object' },
+    bundle: { key: rows[0].s3_key, sha256: rows[0].sha256 },
+    config: rows[0].config,
     rulesTopic: topics[RULES_TOPIC_NAME] ?? fallback(RULES_TOPIC_NAME),
     acksTopic: topics[ACKS_TOPIC_NAME] ?? fallback(ACKS_TOPIC_NAME),
     // The fraud job's default shadow output is `<alerts topic>.shadow`.

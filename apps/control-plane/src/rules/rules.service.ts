@@ -6,6 +6,7 @@ import { PROBLEM_TYPES } from '../problems/problem-details';
 import { InvalidRequestProblem, NotFoundProblem, ProblemException } from '../problems/problem.exception';
 import { TenantDb } from '../tenancy';
 import { progressMessage, RuleAcksCollector } from './rule-acks.collector';
+import { DeploymentRulesSchemas } from './deployment-rules-schema';
 import { validateRuleSet } from './rule-set-validator';
 import type { Rollout, RolloutKind, RolloutStatus, RuleSetVersion } from './rule-set';
 import { rolloutStatus } from './rollout-progress';
@@ -38,12 +39,15 @@ export class RulesService {
     private readonly collector: RuleAcksCollector,
     private readonly events: EventPublisher,
     private readonly shadowReader: ShadowResultsReader,
+    private readonly schemas: DeploymentRulesSchemas,
   ) {}
 
   /** Validates, stores version N+1 and rolls it out. */
   async create(tenantId: string, deploymentId: string, document: unknown): Promise<CreatedVersion> {
     const target = await this.target(tenantId, deploymentId);
-    const checked = validateRuleSet(document, target.rulesSchema);
+    // The deployment's own schema: its job as its config builds it (a window limit of its properties, say).
+    const schema = await this.schemas.of({ deploymentId, bundle: target.bundle, config: target.config, bundleSchema: target.rulesSchema });
+    const checked = validateRuleSet(document, schema);
     if (!checked.ok) throw new InvalidRequestProblem(checked.errors);
     const { version, rollout } = await this.db.run(tenantId, async (client) => {
       await this.repo.lockDeployment(client, deploymentId);
