@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { WeirConfig } from '@weir/config';
 import type { PoolClient, SqlClient } from '@weir/db';
+import { DeploymentRulesSchemas } from '../bundles/deployment-rules-schemas';
 import { WEIR_CONFIG } from '../control-plane-options';
 import { toPage, type Page } from '../pagination/cursor';
 import type { InvalidParameter } from '../problems/problem-details';
@@ -41,6 +42,7 @@ export class DeploymentsService {
     private readonly reconciler: Reconciler,
     private readonly policies: ScalingPolicyWriter,
     @Inject(WEIR_CONFIG) private readonly config: WeirConfig,
+    private readonly rulesSchemas: DeploymentRulesSchemas,
   ) {}
 
   async create(principal: Principal, body: CreateDeploymentBody): Promise<Deployment> {
@@ -78,10 +80,12 @@ export class DeploymentsService {
         reason: `created from bundle ${bundle.name}@${bundle.version} with desired state ${desiredState} (key ${principal.keyId})`,
       });
       if (!deployment) throw new DeploymentConflictProblem(`a deployment named ${JSON.stringify(body.name)} exists; cancel it or choose another name`);
-      return deployment;
+      return { deployment, bundle };
     });
     this.reconciler.kick();
-    return created;
+    // Its rules schema (its job built with its config, in the sandbox), read now rather than at its first rule set.
+    this.rulesSchemas.warm({ deploymentId: created.deployment.id, bundle: created.bundle, config: body.config ?? {} });
+    return created.deployment;
   }
 
   get(tenantId: string, id: string): Promise<Deployment> {

@@ -1,6 +1,5 @@
 import { Module } from '@nestjs/common';
 import { BundlesModule } from '../bundles/bundles.module';
-import { DeploymentRulesSchemas } from './deployment-rules-schema';
 import { RuleAcksCollector } from './rule-acks.collector';
 import { RulesController } from './rules.controller';
 import { RulesKafka } from './rules-kafka';
@@ -10,10 +9,10 @@ import { ShadowResultsReader } from './shadow-results';
 
 /** Rules of a deployment (docs/rules.md): versions, rollouts with per-subtask acks, rollback, shadow evaluation. */
 @Module({
-  // The bundle inspector (one per control plane, bounding the sandboxes at once) reads a deployment's rules schema.
+  // A deployment's rules schema is read from its bundle (DeploymentRulesSchemas).
   imports: [BundlesModule],
   controllers: [RulesController],
-  providers: [RulesRepository, RulesKafka, RuleAcksCollector, RulesService, ShadowResultsReader, DeploymentRulesSchemas],
+  providers: [RulesRepository, RulesKafka, RuleAcksCollector, RulesService, ShadowResultsReader],
   exports: [RulesService, ShadowResultsReader],
 })
 export class RulesModule {}

@@ -6,7 +6,7 @@ import { PROBLEM_TYPES } from '../problems/problem-details';
 import { InvalidRequestProblem, NotFoundProblem, ProblemException } from '../problems/problem.exception';
 import { TenantDb } from '../tenancy';
 import { progressMessage, RuleAcksCollector } from './rule-acks.collector';
-import { DeploymentRulesSchemas } from './deployment-rules-schema';
+import { DeploymentRulesSchemas } from '../bundles/deployment-rules-schemas';
 import { validateRuleSet } from './rule-set-validator';
 import type { Rollout, RolloutKind, RolloutStatus, RuleSetVersion } from './rule-set';
 import { rolloutStatus } from './rollout-progress';

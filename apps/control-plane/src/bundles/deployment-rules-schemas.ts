@@ -34,6 +34,15 @@ export class DeploymentRulesSchemas {
   ) {}
 
   async of(source: SchemaSource): Promise<Record<string, unknown>> {
+    return (await this.read(source)) ?? source.bundleSchema;
+  }
+
+  /** Reads it ahead (a new deployment), so that its first rule set does not wait for the sandbox. */
+  warm(source: Omit<SchemaSource, 'bundleSchema'>): void {
+    void this.read(source);
+  }
+
+  private read(source: Omit<SchemaSource, 'bundleSchema'>): Promise<Record<string, unknown> | null> {
     const id = `${source.bundle.sha256}\n${JSON.stringify([source.config.topics ?? {}, source.config.properties ?? {}])}`;
     let schema = this.cache.get(id);
     if (!schema) {
@@ -41,10 +50,10 @@ export class DeploymentRulesSchemas {
       this.cache.set(id, schema);
       if (this.cache.size > CACHED) this.cache.delete(this.cache.keys().next().value!);
     }
-    return (await schema) ?? source.bundleSchema;
+    return schema;
   }
 
-  private async inspect(source: SchemaSource, id: string): Promise<Record<string, unknown> | null> {
+  private async inspect(source: Omit<SchemaSource, 'bundleSchema'>, id: string): Promise<Record<string, unknown> | null> {
     try {
       const chunks: Buffer[] = [];
       for await (const chunk of await this.blob.get(source.bundle.key)) chunks.push(Buffer.from(chunk as Uint8Array));

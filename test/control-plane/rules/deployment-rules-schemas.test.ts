@@ -8,7 +8,7 @@ import pino from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createBlobStore } from '@weir/blob';
 import { BundleInspector } from '@weir/sandbox';
-import { DeploymentRulesSchemas } from '../../../apps/control-plane/src/rules/deployment-rules-schema';
+import { DeploymentRulesSchemas } from '../../../apps/control-plane/src/bundles/deployment-rules-schemas';
 import { validateRuleSet } from '../../../apps/control-plane/src/rules/rule-set-validator';
 import { testConfig } from '../support/control-plane';
 
