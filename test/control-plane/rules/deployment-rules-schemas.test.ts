@@ -52,6 +52,23 @@ describe("a deployment's rules schema", () => {
     expect(validateRuleSet({ rules: [{ ruleId: 'r1', windowMs: 10_000 }] }, await schemas.of(source(KEY, {}))).ok).toBe(true);
   });
 
+  it('is read once per bundle and config, whatever order the config came in (Postgres reorders jsonb keys)', async () => {
+    class CountingInspector extends BundleInspector {
+      calls = 0;
+      override inspect(...args: Parameters<BundleInspector['inspect']>) {
+        this.calls += 1;
+        return super.inspect(...args);
+      }
+    }
+    const inspector = new CountingInspector();
+    const counted = new DeploymentRulesSchemas(inspector, blob, pino({ level: 'silent' }));
+    await blob.put(KEY, JOB);
+    counted.warm({ deploymentId: 'd2', bundle: { key: KEY, sha256: KEY }, config: { properties: { 'max-window-ms': '7000', 'bucket-ms': '10' } } });
+    const schema = await counted.of(source(KEY, { 'bucket-ms': '10', 'max-window-ms': '7000' }));
+    expect((schema.properties as { windowMs: { maximum: number } }).windowMs.maximum).toBe(7000);
+    expect(inspector.calls).toBe(1);
+  });
+
   it("is the bundle's when the job declares none", async () => {
     await blob.put(PLAIN_KEY, PLAIN);
     expect(await schemas.of(source(PLAIN_KEY, { 'max-window-ms': '5000' }))).toBe(BUNDLE_SCHEMA);

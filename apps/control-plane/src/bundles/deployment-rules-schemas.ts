@@ -43,7 +43,9 @@ export class DeploymentRulesSchemas {
   }
 
   private read(source: Omit<SchemaSource, 'bundleSchema'>): Promise<Record<string, unknown> | null> {
-    const id = `${source.bundle.sha256}\n${JSON.stringify([source.config.topics ?? {}, source.config.properties ?? {}])}`;
+    // Sorted: the config read back from Postgres (jsonb) has its keys in another order than the one it was sent in.
+    const sorted = (o: Readonly<Record<string, string>> = {}) => Object.entries(o).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    const id = `${source.bundle.sha256}\n${JSON.stringify([sorted(source.config.topics), sorted(source.config.properties)])}`;
     let schema = this.cache.get(id);
     if (!schema) {
       schema = this.inspect(source, id);
