@@ -1,14 +1,15 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import type { RolloutStatus, RuleSetVersion, SubtaskProgress } from '../rule-set';
 
-/** The body of POST …/rules: validated against the bundle manifest's rulesSchema (rule-set-validator.ts). */
+/** The body of POST …/rules: validated against the deployment's rules schema (rule-set-validator.ts, deployment-rules-schemas.ts). */
 export class CreateRuleSetDto {
   @ApiProperty({
     type: 'array',
     minItems: 1,
     maxItems: 1000,
     items: { type: 'object', additionalProperties: true },
-    description: "The rules, each as the bundle manifest's rulesSchema describes it, with unique ids (pause one with its state, not by leaving it out)",
+    description:
+      "The rules, each as the deployment's rules schema describes it (the one its job declares, built with the deployment's config; else the bundle manifest's rulesSchema), with unique ids (pause one with its state, not by leaving it out)",
   })
   rules!: Record<string, unknown>[];
 }
@@ -21,7 +22,7 @@ export class RollbackRulesDto {
 export class RuleSetVersionDto {
   @ApiProperty() deploymentId!: string;
   @ApiProperty({ description: 'Numbered 1, 2, 3 … per deployment; immutable' }) version!: number;
-  @ApiProperty({ type: 'array', items: { type: 'object' }, description: 'The rules, each as the bundle rulesSchema describes it' })
+  @ApiProperty({ type: 'array', items: { type: 'object' }, description: "The rules, each as the deployment's rules schema describes it" })
   rules!: Record<string, unknown>[];
   @ApiProperty() createdAt!: string;
 
