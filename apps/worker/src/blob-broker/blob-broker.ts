@@ -6,7 +6,7 @@
  */
 import { PassThrough } from 'node:stream';
 import { BlobNotFoundError, BlobStoreError, type BlobInfo, type BlobStore } from '@weir/blob';
-import { CHUNK_BYTES, type BlobCall, type BlobReply, type BlobRequest, type BlobValue, type WireError } from './blob-wire';
+import { CHUNK_BYTES, wireChunks, type BlobCall, type BlobReply, type BlobRequest, type BlobValue, type WireError } from './blob-wire';
 
 /** A job host asked for an object outside its tenant's jobs. */
 export class BlobAccessDeniedError extends BlobStoreError {
@@ -127,10 +127,7 @@ export class BlobBroker {
   /** A get's body, chunk by chunk, each sent before the next is read. */
   private async stream(id: number, body: NodeJS.ReadableStream): Promise<void> {
     try {
-      for await (const piece of body) {
-        const bytes = typeof piece === 'string' ? Buffer.from(piece) : (piece as Buffer);
-        for (let at = 0; at < bytes.length; at += CHUNK_BYTES) await this.reply({ type: 'blob-chunk', id, chunk: bytes.subarray(at, at + CHUNK_BYTES) });
-      }
+      for await (const piece of body) for (const chunk of wireChunks(piece)) await this.reply({ type: 'blob-chunk', id, chunk });
       await this.reply({ type: 'blob-end', id });
     } catch (err) {
       await this.reply({ type: 'blob-end', id, error: toWire(err) });

@@ -7,6 +7,12 @@ import type { BlobInfo, CopyOptions, CopyResult, PutResult } from '@weir/blob';
 
 export const CHUNK_BYTES = 1024 * 1024;
 
+/** A piece of a body as read from a stream, in chunks of at most CHUNK_BYTES (views, not copies). */
+export function* wireChunks(piece: unknown): Generator<Uint8Array> {
+  const bytes = typeof piece === 'string' ? Buffer.from(piece) : (piece as Buffer);
+  for (let at = 0; at < bytes.length; at += CHUNK_BYTES) yield bytes.subarray(at, at + CHUNK_BYTES);
+}
+
 export interface PutMeta {
   readonly contentType?: string;
   readonly metadata?: Readonly<Record<string, string>>;

@@ -6,7 +6,7 @@
 import { Readable } from 'node:stream';
 import { BlobNotFoundError, BlobStoreError, type BlobInfo, type BlobStore, type CopyOptions, type CopyResult, type PutOptions, type PutResult } from '@weir/blob';
 import { BlobAccessDeniedError } from './blob-broker';
-import { CHUNK_BYTES, type BlobCall, type BlobReply, type BlobRequest, type BlobValue, type WireError } from './blob-wire';
+import { CHUNK_BYTES, wireChunks, type BlobCall, type BlobReply, type BlobRequest, type BlobValue, type WireError } from './blob-wire';
 
 type Send = (request: BlobRequest) => Promise<void>;
 
@@ -147,8 +147,7 @@ export class BrokeredBlobStore implements BlobStore {
     try {
       for await (const piece of body) {
         if (refused || signal?.aborted) break;
-        const bytes = typeof piece === 'string' ? Buffer.from(piece) : (piece as Buffer);
-        for (let at = 0; at < bytes.length; at += CHUNK_BYTES) await this.send({ type: 'blob-put-chunk', id, chunk: bytes.subarray(at, at + CHUNK_BYTES) });
+        for (const chunk of wireChunks(piece)) await this.send({ type: 'blob-put-chunk', id, chunk });
       }
       if (!refused && !signal?.aborted) await this.send({ type: 'blob-put-end', id });
     } catch (err) {
